@@ -1,0 +1,363 @@
+"""Probability of backtest overfitting by combinatorially symmetric cross-validation."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from stats._validation import FloatArray, as_float_array, as_int, check_choice
+from sweep.errors import StatsInputError
+
+PBOMetric = Literal["sharpe", "mean"]
+PBO_METRICS: tuple[str, ...] = ("sharpe", "mean")
+#: Largest number of splits C(S, S/2) accepted (S = 24 gives 2,704,156).
+MAX_SPLITS = 3_000_000
+_CHUNK_CELLS = 1 << 22  # splits x strategies per chunk (32 MiB per float64 array)
+
+
+@dataclass(frozen=True)
+class BlockStats:
+    """Per-block sufficient statistics of N return series over S time blocks.
+
+    Attributes
+    ----------
+    counts : ndarray of int64, shape (S,)
+        Periods in each block (all equal, ``T // S``).
+    sums : ndarray of float64, shape (N, S)
+        Sum of each series' returns over each block.
+    sums_sq : ndarray of float64, shape (N, S)
+        Sum of squared returns over each block.
+    rows_dropped : int
+        Leading periods left out (``T mod S``).
+    """
+
+    counts: NDArray[np.int64]
+    sums: FloatArray
+    sums_sq: FloatArray
+    rows_dropped: int
+
+
+@dataclass(frozen=True)
+class PBOResult:
+    """Outcome of combinatorially symmetric cross-validation (CSCV).
+
+    Attributes
+    ----------
+    pbo : float
+        Probability of backtest overfitting: the share of splits whose logit is <= 0, i.e.
+        whose in-sample best ranks at or below the out-of-sample median.
+    logits : ndarray of float64, shape (n_splits,)
+        ``log(ω / (1 - ω))`` per split, ``ω = rank / (N + 1)``.
+    relative_ranks : ndarray of float64, shape (n_splits,)
+        ``ω`` per split: out-of-sample rank of the in-sample best over ``N + 1``.
+    best_in_sample : ndarray of int64, shape (n_splits,)
+        Index of the in-sample best strategy per split.
+    is_performance : ndarray of float64, shape (n_splits,)
+        In-sample metric of the in-sample best.
+    oos_performance : ndarray of float64, shape (n_splits,)
+        Out-of-sample metric of the in-sample best.
+    degradation_slope : float
+        OLS slope of ``oos_performance`` on ``is_performance`` (negative when selection is
+        overfit); NaN if the in-sample values do not vary.
+    degradation_intercept : float
+        OLS intercept of the same regression.
+    degradation_r2 : float
+        R squared of the same regression.
+    prob_oos_loss : float
+        Share of splits where the in-sample best has a negative out-of-sample metric.
+    n_blocks : int
+        Number of time blocks S.
+    n_splits : int
+        Number of splits, ``C(S, S/2)``.
+    n_strategies : int
+        Number of strategies N.
+    n_obs_used : int
+        Periods used (``S * (T // S)`` for the matrix path; total count otherwise).
+    rows_dropped : int
+        Leading periods left out so that S divides the rest (matrix path; else 0).
+    metric : str
+        ``"sharpe"`` (per-period, ddof=1) or ``"mean"``.
+    """
+
+    pbo: float
+    logits: FloatArray
+    relative_ranks: FloatArray
+    best_in_sample: NDArray[np.int64]
+    is_performance: FloatArray
+    oos_performance: FloatArray
+    degradation_slope: float
+    degradation_intercept: float
+    degradation_r2: float
+    prob_oos_loss: float
+    n_blocks: int
+    n_splits: int
+    n_strategies: int
+    n_obs_used: int
+    rows_dropped: int
+    metric: str
+
+
+def _check_n_blocks(n_blocks: int) -> int:
+    s = as_int("n_blocks", n_blocks, minimum=2)
+    if s % 2:
+        raise StatsInputError(f"n_blocks: expected an even number of blocks, got {s}")
+    if math.comb(s, s // 2) > MAX_SPLITS:
+        raise StatsInputError(
+            f"n_blocks: expected C(S, S/2) <= {MAX_SPLITS:,} splits, got S = {s} "
+            f"({math.comb(s, s // 2):,} splits); 16 is the usual choice"
+        )
+    return s
+
+
+def block_statistics(performance: ArrayLike, n_blocks: int = 16) -> BlockStats:
+    """Per-block count, sum and sum of squares of each column of a T x N matrix.
+
+    Parameters
+    ----------
+    performance : array_like, shape (n_periods, n_strategies)
+        Per-period returns, one strategy per COLUMN (the paper's T x N layout).
+    n_blocks : int, default 16
+        Number of equal time blocks S (even).
+
+    Returns
+    -------
+    BlockStats
+        Counts ``(S,)`` and sums ``(N, S)``; the first ``T mod S`` periods are dropped.
+
+    Notes
+    -----
+    Each block sum runs along one strategy's contiguous periods, so a strategy's sums are
+    bitwise identical whether it is passed alone or among others. A worker holding one
+    config's series ``r`` of length T gets its row with ``block_statistics(r[:, None], S)``.
+
+    References
+    ----------
+    .. [1] Bailey, D. H., Borwein, J., López de Prado, M. and Zhu, Q. J. (2017). "The
+       probability of backtest overfitting". Journal of Computational Finance 20(4), 39-69.
+    """
+    m = as_float_array("performance", performance, ndim=2)
+    s = _check_n_blocks(n_blocks)
+    t, n = m.shape
+    if t < s:
+        raise StatsInputError(
+            f"performance: expected at least n_blocks = {s} periods (rows), got {t}"
+        )
+    length = t // s
+    dropped = t - s * length
+    rows = np.ascontiguousarray(m[dropped:].T).reshape(n, s, length)
+    return BlockStats(
+        counts=np.full(s, length, dtype=np.int64),
+        sums=rows.sum(axis=2),
+        sums_sq=(rows * rows).sum(axis=2),
+        rows_dropped=dropped,
+    )
+
+
+def probability_of_backtest_overfitting(
+    performance: ArrayLike, n_blocks: int = 16, *, metric: PBOMetric = "sharpe"
+) -> PBOResult:
+    """Probability of backtest overfitting of picking the in-sample best of N strategies.
+
+    Parameters
+    ----------
+    performance : array_like, shape (n_periods, n_strategies)
+        Per-period returns, one strategy per COLUMN (the paper's T x N matrix ``M``;
+        note this is the transpose of the (series, periods) layout used elsewhere in
+        :mod:`stats`). Must be finite.
+    n_blocks : int, default 16
+        Number of time blocks S, even; the paper suggests 16 (12,870 splits).
+    metric : {"sharpe", "mean"}
+        Performance of a strategy on a set of blocks: per-period Sharpe ratio
+        (``ddof=1``) or mean return.
+
+    Returns
+    -------
+    PBOResult
+
+    Notes
+    -----
+    CSCV [1]_: the T rows are cut into S contiguous blocks of ``T // S`` periods, after
+    DROPPING THE FIRST ``T mod S`` ROWS (as pypbo does). Each of the ``C(S, S/2)`` ways to
+    choose S/2 blocks as in-sample (the rest, in order, out-of-sample) picks the in-sample
+    best ``n*`` and ranks it out of sample. Conventions:
+
+    - ``ω = rank / (N + 1)`` with rank 1 = worst out of sample, N = best, so ``ω`` is in
+      (0, 1) and the logit finite; ties get the average rank (``scipy.stats.rankdata``).
+    - ``PBO = share of logits <= 0``, counting a median rank as overfit (pypbo's rule).
+    - An in-sample tie for best goes to the lowest column index. A NaN metric (a constant
+      strategy's Sharpe) ranks below every number, in and out of sample.
+
+    Computed from per-block sums (:func:`pbo_from_block_stats`), vectorised across
+    splits: the full matrix never has to be re-sliced.
+
+    References
+    ----------
+    .. [1] Bailey, D. H., Borwein, J., López de Prado, M. and Zhu, Q. J. (2017). "The
+       probability of backtest overfitting". Journal of Computational Finance 20(4), 39-69.
+    """
+    stats_ = block_statistics(performance, n_blocks)
+    result = pbo_from_block_stats(stats_.counts, stats_.sums, stats_.sums_sq, metric=metric)
+    return dataclasses.replace(result, rows_dropped=stats_.rows_dropped)
+
+
+def pbo_from_block_stats(
+    counts: ArrayLike,
+    sums: ArrayLike,
+    sums_sq: ArrayLike | None = None,
+    *,
+    metric: PBOMetric = "sharpe",
+) -> PBOResult:
+    """Probability of backtest overfitting from per-block sufficient statistics.
+
+    Parameters
+    ----------
+    counts : array_like, shape (S,) or (N, S)
+        Periods per block (shared by all strategies, or per strategy when they have
+        missing periods). Positive integers.
+    sums : array_like, shape (N, S)
+        Sum of each strategy's returns over each block (strategies in ROWS here).
+    sums_sq : array_like, shape (N, S), optional
+        Sum of squared returns over each block; required for ``metric="sharpe"``.
+    metric : {"sharpe", "mean"}
+        Per-period Sharpe ratio (``ddof=1``) or mean return of the pooled blocks.
+
+    Returns
+    -------
+    PBOResult
+        Identical (to rounding) to :func:`probability_of_backtest_overfitting` on the
+        matrix these statistics summarise; ``rows_dropped`` is 0.
+
+    Notes
+    -----
+    The Sharpe ratio of a union of blocks follows from pooled ``n``, ``Σx`` and ``Σx²``:
+    ``var = (Σx² - (Σx)²/n)/(n - 1)``. This loses precision when a strategy's mean is
+    large against its standard deviation (beyond about 1e4), which per-period returns
+    never approach. A sweep can therefore keep ``3 S`` numbers per config instead of its
+    return series. Conventions as in :func:`probability_of_backtest_overfitting`.
+
+    References
+    ----------
+    .. [1] Bailey, D. H., Borwein, J., López de Prado, M. and Zhu, Q. J. (2017). "The
+       probability of backtest overfitting". Journal of Computational Finance 20(4), 39-69.
+    """
+    check_choice("metric", metric, PBO_METRICS)
+    x_sum = as_float_array("sums", sums, ndim=2)
+    n, s = x_sum.shape
+    _check_n_blocks(s)
+    if n < 2:
+        raise StatsInputError(f"sums: expected at least 2 strategies (rows), got {n}")
+    cnt = as_float_array("counts", counts)
+    if cnt.shape not in ((s,), (n, s)):
+        raise StatsInputError(
+            f"counts: expected shape ({s},) or ({n}, {s}) to match sums, got {cnt.shape}"
+        )
+    if bool(np.any(cnt < 1)) or bool(np.any(cnt != np.floor(cnt))):
+        raise StatsInputError("counts: expected positive integer period counts per block")
+    cnt = np.broadcast_to(cnt, (n, s))
+    if metric == "sharpe":
+        if sums_sq is None:
+            raise StatsInputError("sums_sq: expected the per-block sums of squares for Sharpe")
+        x_sq = as_float_array("sums_sq", sums_sq, ndim=2)
+        if x_sq.shape != (n, s):
+            raise StatsInputError(
+                f"sums_sq: expected shape ({n}, {s}) to match sums, got {x_sq.shape}"
+            )
+    else:
+        x_sq = np.zeros((n, s))
+
+    half = s // 2
+    combos = np.array(list(itertools.combinations(range(s), half)), dtype=np.int64)
+    n_splits = len(combos)
+    in_sample = np.zeros((n_splits, s))
+    in_sample[np.arange(n_splits)[:, np.newaxis], combos] = 1.0
+    out_sample = 1.0 - in_sample
+    min_rows = float((np.sort(cnt, axis=1)[:, :half]).sum(axis=1).min())
+    if metric == "sharpe" and min_rows < 2:
+        raise StatsInputError(
+            f"counts: expected at least 2 periods in each half for a Sharpe ratio, got "
+            f"{min_rows:g}"
+        )
+
+    best = np.empty(n_splits, dtype=np.int64)
+    rank = np.empty(n_splits)
+    is_best = np.empty(n_splits)
+    oos_best = np.empty(n_splits)
+    chunk = max(1, _CHUNK_CELLS // n)
+    cnt_t, sum_t, sq_t = cnt.T.copy(), x_sum.T.copy(), x_sq.T.copy()
+    for lo in range(0, n_splits, chunk):
+        hi = min(lo + chunk, n_splits)
+        perf_is = _metric(in_sample[lo:hi], cnt_t, sum_t, sq_t, metric)
+        perf_oos = _metric(out_sample[lo:hi], cnt_t, sum_t, sq_t, metric)
+        clean_is = np.where(np.isnan(perf_is), -np.inf, perf_is)
+        clean_oos = np.where(np.isnan(perf_oos), -np.inf, perf_oos)
+        star = np.argmax(clean_is, axis=1)
+        rows = np.arange(hi - lo)
+        target = clean_oos[rows, star][:, np.newaxis]
+        below = (clean_oos < target).sum(axis=1)
+        ties = (clean_oos == target).sum(axis=1)
+        best[lo:hi] = star
+        rank[lo:hi] = below + (ties + 1) / 2.0
+        is_best[lo:hi] = perf_is[rows, star]
+        oos_best[lo:hi] = perf_oos[rows, star]
+
+    omega = rank / (n + 1.0)
+    logits = np.log(omega / (1.0 - omega))
+    slope, intercept, r2 = _ols(is_best, oos_best)
+    with np.errstate(invalid="ignore"):
+        loss = float(np.mean(oos_best < 0))
+    return PBOResult(
+        pbo=float(np.mean(logits <= 0.0)),
+        logits=logits,
+        relative_ranks=omega,
+        best_in_sample=best,
+        is_performance=is_best,
+        oos_performance=oos_best,
+        degradation_slope=slope,
+        degradation_intercept=intercept,
+        degradation_r2=r2,
+        prob_oos_loss=loss,
+        n_blocks=s,
+        n_splits=n_splits,
+        n_strategies=n,
+        n_obs_used=int(cnt.sum(axis=1).max()),
+        rows_dropped=0,
+        metric=metric,
+    )
+
+
+def _metric(
+    selection: FloatArray, cnt_t: FloatArray, sum_t: FloatArray, sq_t: FloatArray, metric: str
+) -> FloatArray:
+    """Metric of every strategy (columns) on each selection of blocks (rows)."""
+    count = selection @ cnt_t
+    total = selection @ sum_t
+    mean = total / count
+    if metric == "mean":
+        return mean
+    var = (selection @ sq_t - total * mean) / (count - 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: FloatArray = np.where(var > 0, mean / np.sqrt(np.maximum(var, 0.0)), np.nan)
+    return out
+
+
+def _ols(x: FloatArray, y: FloatArray) -> tuple[float, float, float]:
+    ok = np.isfinite(x) & np.isfinite(y)
+    xs, ys = x[ok], y[ok]
+    if len(xs) < 2:
+        return math.nan, math.nan, math.nan
+    dx = xs - xs.mean()
+    dy = ys - ys.mean()
+    sxx = float(dx @ dx)
+    if sxx == 0.0:
+        return math.nan, math.nan, math.nan
+    slope = float(dx @ dy) / sxx
+    intercept = float(ys.mean()) - slope * float(xs.mean())
+    syy = float(dy @ dy)
+    r2 = (float(dx @ dy) ** 2 / (sxx * syy)) if syy > 0 else math.nan
+    return slope, intercept, r2

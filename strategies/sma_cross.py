@@ -1,0 +1,225 @@
+"""Long-only simple-moving-average crossover on one asset, matching vectorbt's ``from_signals``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from strategies._protocol import Param, StrategyOutput, group_rows
+from sweep.errors import StrategyError
+
+if TYPE_CHECKING:
+    from sweep._data import Panel
+
+#: Configs evaluated together in one vectorised step (keeps the scratch arrays in cache).
+#: Every operation is element-wise or along a config's own row, so results do not depend on it.
+_CHUNK = 32
+
+
+def simple_moving_average(prices: NDArray[np.float64], window: int) -> NDArray[np.float64]:
+    """Trailing simple moving average by differences of a running sum, as vectorbt computes it.
+
+    Parameters
+    ----------
+    prices : ndarray of float64, shape (T,)
+        Prices (finite).
+    window : int
+        Window length in periods, ``1 <= window <= T``.
+
+    Returns
+    -------
+    ndarray of float64, shape (T,)
+        NaN for the first ``window - 1`` periods, then the mean of the last ``window`` prices.
+
+    Notes
+    -----
+    With ``c = cumsum(prices)`` (a sequential running sum from the first price), the mean at
+    ``t = window - 1`` is ``c[t] / window`` and at ``t >= window`` it is
+    ``(c[t] - c[t - window]) / window``. This is the floating arithmetic of vectorbt's
+    ``rolling_mean_1d_nb`` (used by ``vbt.MA``) for NaN-free input, so both libraries agree
+    bit for bit, including on which bars two averages are exactly equal. It differs in the
+    last bits from pandas' ``rolling().mean()`` (which adds and removes values one at a time).
+    """
+    running = np.cumsum(prices)
+    return _sma_from_cumsum(running, window)
+
+
+def _sma_from_cumsum(running: NDArray[np.float64], window: int) -> NDArray[np.float64]:
+    out = np.empty_like(running)
+    out[: window - 1] = np.nan
+    out[window - 1] = running[window - 1] / window
+    np.subtract(running[window:], running[:-window], out=out[window:])
+    out[window:] /= window
+    return out
+
+
+def held_state(
+    fast_sma: NDArray[np.float64], slow_sma: NDArray[np.float64]
+) -> NDArray[np.bool_]:
+    """Whether the crossover strategy holds the asset after each close.
+
+    Parameters
+    ----------
+    fast_sma, slow_sma : ndarray of float64, shape (k, T) or (T,)
+        The two moving averages of each config (NaN before they exist).
+
+    Returns
+    -------
+    ndarray of bool, same shape
+        True where a position is held after the close of that bar.
+
+    Notes
+    -----
+    This is the state that vectorbt's ``Portfolio.from_signals`` (long only, no accumulation)
+    reaches from the signals ``fast.ma_crossed_above(slow)`` / ``ma_crossed_below`` with
+    ``wait=0``. Call a bar *above* where ``fast > slow``, *below* where ``fast < slow``, *tied*
+    where they are equal. An entry signal is the first above bar of a run whose previous bar
+    was not above, provided a below bar has occurred since both averages exist; an exit
+    signal is symmetric. Hence a tie never trades (the position is held or stays flat through
+    it) and the held state after the first entry is "the last non-tied bar was above". Before
+    the first below bar nothing is held: if the fast average starts above the slow one, the
+    strategy waits for a genuine cross.
+    """
+    d = fast_sma - slow_sma
+    above = d > 0.0
+    below = d < 0.0
+    n_bars = d.shape[-1]
+    bars = np.arange(n_bars)
+    has_below = below.any(axis=-1, keepdims=True)
+    first_below = np.where(has_below, below.argmax(axis=-1, keepdims=True), n_bars)
+    started = bars > first_below
+    tied = d == 0.0
+    if not tied.any():
+        return above & started
+    # Ties: carry the last non-tied state forward (index of the latest above/below bar).
+    last = np.where(above | below, bars, 0)
+    np.maximum.accumulate(last, axis=-1, out=last)
+    return np.take_along_axis(above, last, axis=-1) & started
+
+
+class SmaCross:
+    """Long one asset while its fast simple moving average is above the slow one.
+
+    Enter (all in) when the ``fast``-period SMA of the asset's close crosses above the
+    ``slow``-period SMA, exit (all out) when it crosses below; orders fill at the close of
+    the signal bar and pay ``fees`` times the traded value. Equity compounds; nothing is
+    held before both averages exist and a first cross (up or down) has occurred. SMAs are
+    computed once per distinct window and reused by every config that needs them.
+
+    Notes
+    -----
+    The results reproduce ``vectorbt`` (1.2):
+    ``fast = vbt.MA.run(close, fast_windows)``, ``slow = vbt.MA.run(close, slow_windows)``,
+    ``vbt.Portfolio.from_signals(close, fast.ma_crossed_above(slow),
+    fast.ma_crossed_below(slow), fees=fees)`` (size ``inf``, long only, default cash): the
+    same signals bar for bit (same SMA arithmetic, see :func:`simple_moving_average`, and the
+    same NaN and tie handling, see :func:`held_state`), and total returns equal to rounding.
+
+    Conventions of the output, over the ``T - 1`` periods ``t = 1 .. T-1`` (period ``t`` runs
+    from close ``t - 1`` to close ``t``, stored at column ``t - 1``):
+
+    - ``returns``: simple return of the equity. Held through the period: the asset's return.
+      Entry at close ``t``: ``1 / (1 + fees) - 1`` (all cash buys ``cash / (price (1 + fees))``
+      units, marked at that close). Exit at close ``t``:
+      ``(close_t / close_{t-1}) (1 - fees) - 1``. Flat: 0. An open position is marked to
+      market at every close, including the last; ``prod(1 + returns) - 1`` is the total return.
+    - ``turnover``: the absolute change of the invested weight at the close that ends the
+      period: 1.0 in an entry or exit period (0 -> 1 or 1 -> 0), else 0.0. A trade is thus
+      recorded in the same period as its fee (at the end of the period, where vectorbt books
+      it), not at the start of the next one.
+    - ``n_trades``: entries plus exits (position changes; a round trip counts 2, a position
+      still open at the end counts 1); equals ``turnover.sum(axis=1)``.
+
+    ``fast >= slow`` is evaluated as given (``fast == slow`` never trades; ``fast > slow``
+    trades the reverse cross); a spec excludes such configs with a constraint if it wishes.
+    ``fees`` below 1 keep the equity positive.
+    """
+
+    name = "sma_cross"
+    version = "1"
+    params = (
+        Param("fast", "int", window=True, doc="fast SMA window in periods"),
+        Param("slow", "int", window=True, doc="slow SMA window in periods"),
+        Param("fees", "float", minimum=0.0, default=0.0, doc="fee as a fraction of traded value"),
+        Param("asset", "int", minimum=0, default=0, doc="column of the panel traded (0: first)"),
+    )
+
+    def evaluate(
+        self,
+        panel: Panel,
+        params: Mapping[str, NDArray[Any]],
+        rngs: Sequence[np.random.Generator],
+    ) -> StrategyOutput:
+        """Evaluate a batch of configs (see :class:`strategies.Strategy`).
+
+        Parameters
+        ----------
+        panel : Panel
+            The price panel; the traded asset is column ``asset`` of ``panel.close``.
+        params : mapping of str to ndarray
+            Equal-length arrays ``fast``, ``slow``, ``fees`` and optionally ``asset``
+            (default 0).
+        rngs : sequence of numpy.random.Generator
+            Unused (the strategy is deterministic).
+
+        Returns
+        -------
+        StrategyOutput
+            ``returns`` and ``turnover`` shaped ``(n, T - 1)``, ``n_trades`` shaped ``(n,)``.
+
+        Raises
+        ------
+        StrategyError
+            A window is outside ``1 .. T`` or an asset index is outside the panel's columns.
+        """
+        n_periods, n_assets = panel.close.shape
+        fast = np.asarray(params["fast"]).astype(np.int64)
+        slow = np.asarray(params["slow"]).astype(np.int64)
+        n = fast.shape[0]
+        fees = np.asarray(params["fees"]).astype(np.float64)
+        asset = np.asarray(params.get("asset", np.zeros(n, dtype=np.int64))).astype(np.int64)
+        for pname, values in (("fast", fast), ("slow", slow)):
+            bad = (values < 1) | (values > n_periods)
+            if bad.any():
+                raise StrategyError(
+                    f"sma_cross.{pname}: expected a window in 1..{n_periods} (the panel's "
+                    f"length), got {int(values[bad][0])}"
+                )
+        bad = (asset < 0) | (asset >= n_assets)
+        if bad.any():
+            raise StrategyError(
+                f"sma_cross.asset: expected a column index in 0..{n_assets - 1} (the panel has "
+                f"{n_assets} assets {list(panel.assets)}), got {int(asset[bad][0])}"
+            )
+        returns = np.empty((n, n_periods - 1))
+        turnover = np.zeros((n, n_periods - 1))
+        n_trades = np.zeros(n, dtype=np.int64)
+        entry_return = 1.0 / (1.0 + fees) - 1.0
+        keep = 1.0 - fees
+        for a, rows in group_rows(asset):
+            prices = panel.close[:, int(a)]
+            gross = prices[1:] / prices[:-1]
+            asset_returns = gross - 1.0
+            running = np.cumsum(prices)
+            windows, slot = np.unique(np.concatenate([fast[rows], slow[rows]]), return_inverse=True)
+            smas = np.stack([_sma_from_cumsum(running, int(w)) for w in windows])
+            fast_slot, slow_slot = slot[: rows.shape[0]], slot[rows.shape[0] :]
+            contiguous = rows.shape[0] == n  # one asset: rows are 0..n-1 in order
+            for lo in range(0, rows.shape[0], _CHUNK):
+                sel = rows[lo : lo + _CHUNK]
+                held = held_state(smas[fast_slot[lo : lo + _CHUNK]], smas[slow_slot[lo : lo + _CHUNK]])
+                before, after = held[:, :-1], held[:, 1:]
+                out = returns[lo : lo + _CHUNK] if contiguous else np.empty((sel.shape[0], n_periods - 1))
+                np.multiply(before, asset_returns, out=out)
+                np.add(out, 0.0, out=out)  # -0.0 (flat on a down period) -> +0.0
+                r, c = np.divmod(np.flatnonzero(before != after), n_periods - 1)
+                cfg = sel[r]
+                out[r, c] = np.where(after[r, c], entry_return[cfg], gross[c] * keep[cfg] - 1.0)
+                if not contiguous:
+                    returns[sel] = out
+                turnover[cfg, c] = 1.0
+                n_trades[sel] = np.bincount(r, minlength=sel.shape[0])
+        return StrategyOutput(returns, turnover, n_trades)

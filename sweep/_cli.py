@@ -1,0 +1,261 @@
+"""The ``sweep`` command line (typer). Exit codes: 0 ok, 1 the sweep failed, 2 bad input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from sweep._spec import SweepSpec, load_spec, spec_from_dict
+from sweep.errors import SweepError
+
+app = typer.Typer(
+    name="sweep",
+    help="Distributed, resumable, auditable parameter sweeps for trading-strategy backtests.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+
+class ExecutorKind(str, Enum):
+    """Where batches run."""
+
+    local = "local"
+    ray = "ray"
+
+
+class OnErrorMode(str, Enum):
+    """What a config that raises does to the sweep."""
+
+    record = "record"
+    raise_ = "raise"
+
+
+class OutputFormat(str, Enum):
+    """Output formats of ``sweep results``."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+
+
+def _fail(exc: BaseException, code: int) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _parse_batch_size(text: str) -> int | None:
+    if text == "auto":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SweepError(f"--batch-size: expected 'auto' or a positive integer, got {text!r}")
+    return value
+
+
+RunDirOpt = Annotated[Path | None, typer.Option("--run-dir", help="Run folder (default: runs/<spec name>).")]
+ExecutorOpt = Annotated[ExecutorKind, typer.Option("--executor", help="Where batches run.")]
+AddressOpt = Annotated[str | None, typer.Option("--address", envvar="RAY_ADDRESS", help="Ray cluster to join.")]
+WorkersOpt = Annotated[int | None, typer.Option("--workers", min=1, help="Cap on Ray CPUs for a local cluster.")]
+BatchOpt = Annotated[str, typer.Option("--batch-size", help="'auto' (amortization law) or configs per task.")]
+OnErrorOpt = Annotated[OnErrorMode, typer.Option("--on-error", help="record: keep going; raise: stop at the first failing config.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+
+def _execute(spec: SweepSpec, run_dir: Path, executor: ExecutorKind, address: str | None,
+             workers: int | None, batch_size: str, on_error: OnErrorMode, quiet: bool) -> None:
+    from sweep._driver import run_sweep
+
+    size = _parse_batch_size(batch_size)
+    try:
+        summary = run_sweep(
+            spec, run_dir, executor=executor.value, batch_size=size,
+            on_error=on_error.value,  # type: ignore[arg-type]
+            progress=not quiet, address=address, workers=workers,
+        )
+    except KeyboardInterrupt:
+        err.print(
+            f"interrupted: finished parts are saved. Continue with: sweep resume {run_dir}",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
+    lines = [
+        f"run folder: {summary.run_dir}",
+        f"configs:    {summary.done:,} / {summary.total:,} done ({summary.computed:,} computed now, "
+        f"{summary.failed:,} failed)",
+        f"batch size: {summary.plan.get('batch_size')} ({summary.plan.get('source')})",
+    ]
+    if summary.quarantined:
+        lines.append(f"recomputed: {len(summary.quarantined)} corrupt part(s) moved to quarantine/")
+    if summary.table_hash:
+        lines.append(f"table hash: {summary.table_hash}")
+        lines.append(f"results:    sweep results {summary.run_dir} --top 10")
+        lines.append(f"report:     sweep report {summary.run_dir}")
+    out.print("\n".join(lines), highlight=False)
+
+
+@app.command()
+def run(
+    spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML).")],
+    run_dir: RunDirOpt = None,
+    executor: ExecutorOpt = ExecutorKind.local,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    batch_size: BatchOpt = "auto",
+    on_error: OnErrorOpt = OnErrorMode.record,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run a sweep (or continue it, if the run folder already holds it)."""
+    sweep_spec = load_spec(spec)
+    _parse_batch_size(batch_size)
+    _execute(sweep_spec, run_dir or Path("runs") / sweep_spec.name, executor, address, workers,
+             batch_size, on_error, quiet)
+
+
+@app.command()
+def resume(
+    run_dir: Annotated[Path, typer.Argument(help="Run folder to continue.")],
+    executor: ExecutorOpt = ExecutorKind.local,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    batch_size: BatchOpt = "auto",
+    on_error: OnErrorOpt = OnErrorMode.record,
+    quiet: QuietOpt = False,
+) -> None:
+    """Continue a sweep from its run folder (the spec is read from its manifest)."""
+    from sweep._store import RunStore
+
+    _parse_batch_size(batch_size)
+    manifest = RunStore(run_dir).read_manifest()
+    sweep_spec = spec_from_dict(manifest["spec"])
+    _execute(sweep_spec, run_dir, executor, address, workers, batch_size, on_error, quiet)
+
+
+@app.command()
+def status(
+    run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show progress of a run folder: done, failed, parts, sessions, last activity, hash."""
+    from sweep._status import run_status
+
+    info = run_status(run_dir)
+    if as_json:
+        out.print_json(json.dumps(info))
+        return
+    table = Table(show_header=False, box=None)
+    for key in ("name", "total", "done", "failed", "remaining", "parts", "last_activity", "table_hash"):
+        table.add_row(key, str(info[key]))
+    out.print(table)
+    sessions = Table("session", "start", "end", "host", "executor", "status", "computed")
+    for s in info["sessions"]:
+        sessions.add_row(str(s["id"]), s["start"], str(s.get("end")), s["host"], s.get("executor", ""),
+                         s["status"], str(s.get("configs_computed", "")))
+    out.print(sessions)
+
+
+@app.command()
+def verify(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
+    """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch)."""
+    from sweep._status import verify_run
+
+    report = verify_run(run_dir)
+    for check in report["bad_parts"]:
+        err.print(f"BAD PART parts/{check['name']}: {check['reason']}", highlight=False)
+    out.print(f"parts verified: {report['good_parts']} good, {len(report['bad_parts'])} bad", highlight=False)
+    if report["bad_parts"]:
+        err.print("resume the sweep to recompute the configs of the bad parts", highlight=False)
+        raise typer.Exit(1)
+    out.print(f"configs: {report['done']:,} / {report['total']:,}", highlight=False)
+    if report["table_hash"]:
+        out.print(f"table hash: {report['table_hash']}", highlight=False)
+
+
+@app.command()
+def results(
+    run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+    top: Annotated[int | None, typer.Option("--top", min=1, help="Only the best K rows.")] = None,
+    sort: Annotated[str, typer.Option("--sort", help="Metric to sort by (descending).")] = "sharpe",
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.table,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
+) -> None:
+    """Print or export a run folder's results."""
+    from sweep._status import results_frame
+
+    frame = results_frame(run_dir, sort, top)
+    if fmt is OutputFormat.parquet:
+        if output is None:
+            raise SweepError("--format parquet: give --output FILE")
+        frame.to_parquet(output, index=False)
+        return
+    if fmt is OutputFormat.table:
+        shown = frame.drop(columns=[c for c in frame.columns if c.startswith("blk_")])
+        table = Table(*map(str, shown.columns))
+        for row in shown.itertuples(index=False):
+            table.add_row(*(_cell(v) for v in row))
+        if output is None:
+            out.print(table)
+        else:
+            Console(file=output.open("w"), width=400).print(table)
+        return
+    text = frame.to_csv(index=False) if fmt is OutputFormat.csv else frame.to_json(orient="records", indent=1)
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        output.write_text(text)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if value is None:
+        return ""
+    return str(value)
+
+
+@app.command()
+def strategies() -> None:
+    """List the built-in strategies and their parameters."""
+    from strategies import available_strategies, get_strategy
+
+    table = Table("strategy", "version", "parameters")
+    for name in available_strategies():
+        s = get_strategy(name)
+        params = ", ".join(f"{p.name}: {p.kind}" + (f" = {p.default}" if p.default is not None else "") for p in s.params)
+        table.add_row(name, s.version, params)
+    out.print(table)
+
+
+def main() -> None:
+    """Console-script entry point: map errors to exit codes and one-paragraph messages."""
+    try:
+        app(standalone_mode=False)
+    except SweepError as exc:
+        raise SystemExit(_fail(exc, exc.exit_code).exit_code) from None
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        raise SystemExit(130) from None
+    except Exception as exc:  # click usage errors and friends
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            raise SystemExit(exc.exit_code) from None
+        if isinstance(exc, click.exceptions.Abort):
+            raise SystemExit(130) from None
+        raise

@@ -1,0 +1,239 @@
+"""The driver: open the run folder, plan, stream batches through an executor, write parts.
+
+The driver never holds more than the in-flight batches' results: the work still to do is one
+int64 array of grid positions, consumed lazily in batches; each finished batch is written as
+a part as soon as it arrives. A SIGKILL loses at most the batches in flight; Ctrl-C stops
+after the part being written, records the session as interrupted, and exits 130.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sweep._planner import BatchPlan, PlannerSettings, plan_batches
+from sweep._progress import SweepProgress
+from sweep._results import results_hash
+from sweep._spec import ResolvedSweep, SweepSpec, resolve
+from sweep._store import RunStore, utc_now
+from sweep._version import ENGINE_VERSION
+from sweep.errors import ConfigFailedError, RunFolderError
+from sweep.executors import BatchOutcome, Executor, make_executor
+
+OnError = Literal["record", "raise"]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a driver session did.
+
+    Attributes
+    ----------
+    run_dir : str
+        The run folder.
+    total, done, failed : int
+        Configs in the grid, configs with results, configs whose status is ``error``.
+    computed : int
+        Configs evaluated by this session.
+    quarantined : list of str
+        Parts that failed their self-check and were moved aside.
+    table_hash : str or None
+        The results table hash once every config is done.
+    plan : dict
+        The batch plan.
+    status : str
+        ``completed``, ``interrupted`` or ``failed``.
+    """
+
+    run_dir: str
+    total: int
+    done: int
+    failed: int
+    computed: int
+    quarantined: list[str]
+    table_hash: str | None
+    plan: dict[str, Any]
+    status: str
+
+
+def _batches(todo: NDArray[np.int64], size: int) -> Iterator[NDArray[np.int64]]:
+    for lo in range(0, todo.shape[0], size):
+        yield todo[lo : lo + size]
+
+
+def _finish_session(store: RunStore, session_id: int, **fields: Any) -> None:
+    manifest = store.read_manifest()
+    for session in manifest["sessions"]:
+        if session["id"] == session_id:
+            session.update(fields)
+    store.write_manifest(manifest)
+
+
+def _open_store(store: RunStore, sweep: ResolvedSweep) -> None:
+    if store.exists():
+        store.check_compatible(sweep)
+        return
+    if store.fs.exists(store.fs.root) and store.fs.listdir(store.fs.root):
+        raise RunFolderError(
+            f"run folder {store.location!r} exists, is not empty and has no manifest.json; "
+            "choose an empty or new folder"
+        )
+    store.create(sweep)
+
+
+def run_sweep(
+    spec: SweepSpec | ResolvedSweep,
+    run_dir: str | os.PathLike[str],
+    *,
+    executor: str | Executor = "local",
+    batch_size: int | None = None,
+    on_error: OnError = "record",
+    progress: bool = True,
+    address: str | None = None,
+    workers: int | None = None,
+    planner: PlannerSettings = PlannerSettings(),
+) -> RunSummary:
+    """Run (or continue) a sweep in a run folder.
+
+    Parameters
+    ----------
+    spec : SweepSpec or ResolvedSweep
+        What to run.
+    run_dir : str or path
+        The run folder; created if new, continued if it holds this sweep, refused if it holds
+        another (:class:`sweep.errors.RunFolderError`).
+    executor : {"local", "ray"} or Executor
+        Where batches run.
+    batch_size : int, optional
+        Fixed configs per task; default: chosen by the planner.
+    on_error : {"record", "raise"}
+        A config that raises is recorded with ``status = "error"`` (default), or the sweep
+        stops at the first such config (:class:`sweep.errors.ConfigFailedError`) without
+        writing its batch.
+    progress : bool
+        Show a progress bar on a terminal.
+    address, workers : optional
+        Ray cluster address and CPU cap (Ray executor only).
+    planner : PlannerSettings
+        Targets of the batch-size planner.
+
+    Returns
+    -------
+    RunSummary
+        What this session did and, when complete, the table hash.
+    """
+    sweep = spec if isinstance(spec, ResolvedSweep) else resolve(spec)
+    if batch_size is not None and batch_size < 1:
+        raise RunFolderError(f"--batch-size: expected a positive integer, got {batch_size}")
+    if on_error not in ("record", "raise"):
+        raise RunFolderError(f"--on-error: expected 'record' or 'raise', got {on_error!r}")
+    store = RunStore(run_dir)
+    _open_store(store, sweep)
+    with store.locked() as lock:
+        manifest = store.read_manifest()
+        for session in manifest["sessions"]:
+            if session.get("status") == "running":
+                session["status"] = "killed"
+        session_id = len(manifest["sessions"]) + 1
+        exe = make_executor(executor, address=address, workers=workers) if isinstance(executor, str) else executor
+        manifest["sessions"].append({
+            "id": session_id,
+            "start": utc_now(),
+            "end": None,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "engine_version": ENGINE_VERSION,
+            "executor": exe.name,
+            "status": "running",
+            "took_over_lock": lock["took_over"],
+        })
+        store.write_manifest(manifest)
+        return _run_session(store, sweep, exe, session_id, batch_size, on_error, progress, planner)
+
+
+def _run_session(
+    store: RunStore,
+    sweep: ResolvedSweep,
+    exe: Executor,
+    session_id: int,
+    batch_size: int | None,
+    on_error: OnError,
+    progress: bool,
+    planner: PlannerSettings,
+) -> RunSummary:
+    quarantined = [c.name for c in store.verify_parts() if not c.ok]
+    for name in quarantined:
+        store.quarantine(name)
+    total = len(sweep.grid)
+    done_mask = store.done_mask(total)
+    todo = np.flatnonzero(~done_mask).astype(np.int64)
+    done = int(done_mask.sum())
+    del done_mask
+    computed = 0
+    failed = 0
+    status = "failed"
+    plan = BatchPlan(batch_size=0, source="nothing to do")
+    started = time.perf_counter()
+
+    def write(outcome: BatchOutcome) -> float:
+        nonlocal computed, failed
+        if outcome.result.n_errors and on_error == "raise":
+            raise ConfigFailedError(
+                f"a config failed and --on-error is 'raise': {outcome.result.first_error} "
+                "(its batch was not written; rerun with --on-error record to keep going)"
+            )
+        t0 = time.perf_counter()
+        store.write_part(outcome.result.table, {**outcome.telemetry, "session": session_id})
+        store.heartbeat()
+        computed += int(outcome.indices.shape[0])
+        failed += outcome.result.n_errors
+        return time.perf_counter() - t0
+
+    try:
+        with SweepProgress(total, done, progress) as bar:
+            if todo.shape[0]:
+                exe.start(sweep)
+                try:
+                    def on_pilot(outcome: BatchOutcome) -> float:
+                        seconds = write(outcome)
+                        bar.advance(int(outcome.indices.shape[0]), 0.0)
+                        return seconds
+
+                    plan, todo = plan_batches(exe, todo, batch_size, on_pilot, planner)
+                    _finish_session(store, session_id, plan=plan.to_dict(), executor_info=exe.describe())
+                    for outcome in exe.run(_batches(todo, plan.batch_size)):
+                        write(outcome)
+                        elapsed = time.perf_counter() - started
+                        bar.advance(int(outcome.indices.shape[0]), computed / max(elapsed, 1e-9))
+                finally:
+                    exe.close()
+        status = "completed"
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    finally:
+        _finish_session(store, session_id, end=utc_now(), status=status, configs_computed=computed,
+                        configs_failed=failed, quarantined=quarantined,
+                        wall_seconds=time.perf_counter() - started)
+    done_now = done + computed
+    table_hash = results_hash(store.location) if done_now >= total else None
+    failed_total = failed if done == 0 else _count_failed(store)
+    if table_hash is not None:
+        _finish_session(store, session_id, table_hash=table_hash)
+    return RunSummary(store.location, total, done_now, failed_total, computed, quarantined,
+                      table_hash, plan.to_dict(), status)
+
+
+def _count_failed(store: RunStore) -> int:
+    n = 0
+    for name in store.part_names():
+        status = store.read_part_columns(name, ["status"]).column(0).to_numpy(zero_copy_only=False)
+        n += int((status != "ok").sum())
+    return n

@@ -1,0 +1,163 @@
+"""Config identity and per-config seeds: the one place these rules are defined.
+
+``config_id`` is the first 16 bytes (32 hex digits) of the sha256 of a canonical JSON
+encoding of ``{"params": ..., "strategy": name, "version": version}`` with sorted keys, no
+whitespace, and every parameter value tagged with its type and written exactly:
+
+* ``int``  -> ``"i:<decimal>"``
+* ``float``-> ``"f:<float.hex()>"`` (exact binary value; ``-0.0`` and ``0.0`` differ)
+* ``bool`` -> ``"b:true"`` / ``"b:false"``
+* ``str``  -> ``"s:<text>"``
+
+The seed of a config is ``SeedSequence(entropy=root_seed, spawn_key=<the four big-endian
+uint32 words of config_id>)``; its two children feed the strategy (if it is random) and the
+bootstrap. Nothing about batches, tasks or ordering enters either rule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+ParamValue = int | float | bool | str
+
+#: Index of the child seed sequences spawned from a config's seed.
+STRATEGY_STREAM = 0
+BOOTSTRAP_STREAM = 1
+
+
+def _tag(value: object) -> str:
+    if isinstance(value, bool | np.bool_):
+        return "b:true" if value else "b:false"
+    if isinstance(value, int | np.integer):
+        return f"i:{int(value)}"
+    if isinstance(value, float | np.floating):
+        return f"f:{float(value).hex()}"
+    if isinstance(value, str):
+        return f"s:{value}"
+    raise TypeError(f"parameter value {value!r}: expected int, float, bool or str")
+
+
+def canonical_config_bytes(strategy: str, version: str, params: Mapping[str, object]) -> bytes:
+    """Return the canonical byte encoding that :func:`config_id` hashes.
+
+    Parameters
+    ----------
+    strategy : str
+        Strategy name.
+    version : str
+        Strategy version.
+    params : mapping of str to int, float, bool or str
+        One config's parameter values.
+
+    Returns
+    -------
+    bytes
+        UTF-8 JSON with sorted keys and type-tagged exact values (see the module docstring).
+    """
+    doc = {
+        "params": {name: _tag(value) for name, value in params.items()},
+        "strategy": strategy,
+        "version": version,
+    }
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def config_id(strategy: str, version: str, params: Mapping[str, object]) -> str:
+    """Return the identity of one config: 32 hex digits of a sha256.
+
+    Parameters
+    ----------
+    strategy : str
+        Strategy name.
+    version : str
+        Strategy version.
+    params : mapping of str to int, float, bool or str
+        One config's parameter values.
+
+    Returns
+    -------
+    str
+        Lower-case hex, 32 characters (128 bits).
+    """
+    digest = hashlib.sha256(canonical_config_bytes(strategy, version, params)).digest()
+    return digest[:16].hex()
+
+
+def config_seed(root_seed: int, config_id_hex: str) -> np.random.SeedSequence:
+    """Return the seed sequence of one config.
+
+    Parameters
+    ----------
+    root_seed : int
+        The sweep's root seed (non-negative).
+    config_id_hex : str
+        The config's id from :func:`config_id`.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        ``SeedSequence(entropy=root_seed, spawn_key=words(config_id))``. Spawn children with
+        ``.spawn(2)``: index :data:`STRATEGY_STREAM` for the strategy, :data:`BOOTSTRAP_STREAM`
+        for the bootstrap.
+    """
+    raw = bytes.fromhex(config_id_hex)
+    words = tuple(int.from_bytes(raw[i : i + 4], "big") for i in range(0, len(raw), 4))
+    return np.random.SeedSequence(entropy=root_seed, spawn_key=words)
+
+
+def config_stream(root_seed: int, config_id_hex: str, stream: int) -> np.random.SeedSequence:
+    """Return child ``stream`` of a config's seed sequence without spawning its siblings.
+
+    Parameters
+    ----------
+    root_seed : int
+        The sweep's root seed.
+    config_id_hex : str
+        The config's id.
+    stream : int
+        :data:`STRATEGY_STREAM` or :data:`BOOTSTRAP_STREAM`.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        Identical to ``config_seed(root_seed, config_id_hex).spawn(2)[stream]`` (a spawned
+        child's spawn key is its parent's plus its index), built in one step.
+    """
+    words = config_seed(root_seed, config_id_hex).spawn_key
+    return np.random.SeedSequence(entropy=root_seed, spawn_key=(*words, stream))
+
+
+def config_ids(strategy: str, version: str, params: Mapping[str, Sequence[object]]) -> list[str]:
+    """Return the ids of many configs at once (the same values as :func:`config_id`).
+
+    Parameters
+    ----------
+    strategy : str
+        Strategy name.
+    version : str
+        Strategy version.
+    params : mapping of str to sequence
+        Aligned parameter values, one sequence per parameter.
+
+    Returns
+    -------
+    list of str
+        One id per config; the canonical bytes are assembled from pre-encoded pieces.
+    """
+    names = sorted(params)
+    keys = [json.dumps(n, ensure_ascii=False) + ":" for n in names]
+    head = '{"params":{'
+    tail = (
+        '},"strategy":' + json.dumps(strategy, ensure_ascii=False)
+        + ',"version":' + json.dumps(version, ensure_ascii=False) + "}"
+    )
+    columns = [[json.dumps(_tag(v), ensure_ascii=False) for v in params[n]] for n in names]
+    out = []
+    for values in zip(*columns, strict=True):
+        text = head + ",".join(k + v for k, v in zip(keys, values, strict=True)) + tail
+        out.append(hashlib.sha256(text.encode()).digest()[:16].hex())
+    return out

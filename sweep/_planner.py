@@ -1,0 +1,190 @@
+"""Choosing the batch size from measurements: the amortization law, then clamps.
+
+Every task pays a fixed overhead ``O`` and each config costs ``b``; the batch that reaches a
+fraction ``f`` of the achievable speedup is ``B*(f) = f O / (b (1 - f))``. The planner
+measures ``O`` on the executor (no-op round trips carrying a result of the real size, plus
+the fixed in-task cost and, for the in-process executor, the driver's part write, which
+runs in series with the work), measures ``b`` from two pilot batches of different sizes
+(whose results are kept), then clamps ``B``: at least ``min_tasks_per_worker`` tasks per
+worker (load balance, little lost per preemption) and at most ``max_task_seconds`` per task.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sweep.executors._base import BatchOutcome, Executor
+
+#: First and second pilot batch sizes (the second grows until it runs long enough to time).
+PILOT_FIRST = 16
+PILOT_MIN_SECONDS = 0.3
+
+
+@dataclass(frozen=True)
+class PlannerSettings:
+    """Targets of the planner."""
+
+    target_efficiency: float = 0.99
+    min_tasks_per_worker: int = 4
+    max_task_seconds: float = 10.0
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """The chosen batch size and everything it was chosen from (recorded in the manifest)."""
+
+    batch_size: int
+    source: str
+    overhead_seconds: float = math.nan
+    transport_seconds: float = math.nan
+    fixed_in_task_seconds: float = math.nan
+    driver_write_seconds: float = math.nan
+    per_config_seconds: float = math.nan
+    target_efficiency: float = math.nan
+    law_batch: float = math.nan
+    clamps: list[str] = field(default_factory=list)
+    pilot: list[dict[str, float]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (NaN written as null)."""
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
+
+
+def clamp_batch(
+    law_batch: float, n_todo: int, workers: int, per_config_seconds: float, settings: PlannerSettings
+) -> tuple[int, list[str]]:
+    """Clamp the law's batch size; return it and a sentence per clamp that bound it.
+
+    Parameters
+    ----------
+    law_batch : float
+        ``B*(f)`` from the amortization law.
+    n_todo : int
+        Configs left to run.
+    workers : int
+        Batches that run at once.
+    per_config_seconds : float
+        Measured ``b``.
+    settings : PlannerSettings
+        Targets.
+
+    Returns
+    -------
+    batch_size : int
+        At least 1.
+    clamps : list of str
+        Why the batch is not the law's value.
+    """
+    batch = max(1, math.ceil(law_batch)) if math.isfinite(law_batch) else n_todo
+    clamps = []
+    balance = max(1, math.ceil(n_todo / (workers * settings.min_tasks_per_worker)))
+    if batch > balance:
+        batch = balance
+        clamps.append(
+            f"load balance: at most {balance} configs so {n_todo} configs make at least "
+            f"{settings.min_tasks_per_worker} tasks for each of {workers} workers"
+        )
+    if per_config_seconds > 0:
+        longest = max(1, math.floor(settings.max_task_seconds / per_config_seconds))
+        if batch > longest:
+            batch = longest
+            clamps.append(
+                f"task duration: at most {longest} configs so a task stays under "
+                f"{settings.max_task_seconds:g} s"
+            )
+    return batch, clamps
+
+
+def plan_batches(
+    executor: Executor,
+    todo: NDArray[np.int64],
+    requested: int | None,
+    on_pilot: Callable[[BatchOutcome], float],
+    settings: PlannerSettings = PlannerSettings(),
+) -> tuple[BatchPlan, NDArray[np.int64]]:
+    """Measure, choose the batch size, and return it with the configs still to run.
+
+    Parameters
+    ----------
+    executor : Executor
+        A started executor.
+    todo : ndarray of int64
+        Grid positions still to run, in canonical order.
+    requested : int or None
+        A fixed batch size (``--batch-size N``), or None for automatic.
+    on_pilot : callable
+        Called with each pilot outcome (the driver writes it as a part); returns the seconds
+        the driver spent on it.
+    settings : PlannerSettings
+        Targets.
+
+    Returns
+    -------
+    plan : BatchPlan
+        The choice and its inputs.
+    remaining : ndarray of int64
+        ``todo`` without the pilot's configs.
+    """
+    workers = executor.workers
+    if requested is not None:
+        return BatchPlan(batch_size=requested, source="fixed (--batch-size)"), todo
+    n_todo = todo.shape[0]
+    if n_todo < 8 * PILOT_FIRST:
+        size, clamps = clamp_batch(math.inf, n_todo, workers, 0.0, settings)
+        return BatchPlan(batch_size=size, source="small sweep (no pilot)", clamps=clamps), todo
+    pilot_rows: list[dict[str, float]] = []
+    used = 0
+    sizes = [PILOT_FIRST]
+    timings: list[tuple[int, float, float, int]] = []
+    while len(timings) < 2:
+        size = sizes[-1]
+        batch = todo[used : used + size]
+        outcome = next(iter(executor.run([batch])))
+        used += batch.shape[0]
+        write_s = on_pilot(outcome)
+        compute = float(outcome.telemetry["compute_seconds"])
+        nbytes = int(outcome.result.table.nbytes)
+        timings.append((batch.shape[0], compute, write_s, nbytes))
+        pilot_rows.append({"configs": float(batch.shape[0]), "compute_seconds": compute,
+                           "write_seconds": write_s})
+        if len(timings) == 1:
+            per = max(compute / size, 1e-7)
+            nxt = int(min(max(4 * size, PILOT_MIN_SECONDS / per), (n_todo - used) // 4))
+            sizes.append(max(nxt, size + 1))
+    (n1, t1, _, _), (n2, t2, w2, bytes2) = timings
+    b = max((t2 - t1) / (n2 - n1), t2 / n2 * 1e-3)
+    fixed = max(t1 - b * n1, 0.0)
+    transport = executor.measure_overhead(bytes2)
+    driver_write = w2 if workers == 1 else 0.0
+    overhead = transport + fixed + driver_write
+    law = settings.target_efficiency * overhead / (b * (1 - settings.target_efficiency))  # TODO-stats
+    remaining = todo[used:]
+    size, clamps = clamp_batch(law, remaining.shape[0], workers, b, settings)
+    plan = BatchPlan(
+        batch_size=size,
+        source="auto (amortization law)",
+        overhead_seconds=overhead,
+        transport_seconds=transport,
+        fixed_in_task_seconds=fixed,
+        driver_write_seconds=driver_write,
+        per_config_seconds=b,
+        target_efficiency=settings.target_efficiency,
+        law_batch=law,
+        clamps=clamps,
+        pilot=pilot_rows,
+    )
+    return plan, remaining
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds taken by ``fn()``."""
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0

@@ -1,0 +1,363 @@
+"""The sweep spec: one validated description of a sweep, from TOML or from Python.
+
+Structure is checked by pydantic models (unknown keys are refused with a close-match
+suggestion); :func:`resolve` then checks the spec against its strategy and its data
+(parameter names and types, windows shorter than the data, PBO block count) and returns a
+:class:`ResolvedSweep`, the immutable bundle every executor evaluates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from strategies import Param, Strategy, get_strategy
+from sweep._data import Panel, load_panel, panel_fingerprint, synthetic_panel
+from sweep._grid import RESERVED_KEYS, Axis, Grid, axis_from_definition
+from sweep.errors import GridError, SpecError, close_matches
+
+#: Largest PBO block count: C(20, 10) = 184,756 splits.
+MAX_PBO_BLOCKS = 20
+#: Fewest periods per PBO block.
+MIN_PERIODS_PER_BLOCK = 5
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class DataSpec(_Model):
+    """Where the price panel comes from: the embedded synthetic panel or a file."""
+
+    source: Literal["synthetic", "file"] = "synthetic"
+    path: str | None = None
+    seed: int = Field(default=20261130, ge=0)
+    years: int = Field(default=25, ge=1, le=200)
+
+
+class StrategySpec(_Model):
+    """Which strategy to sweep: a built-in name or an import path ``package.module:Name``."""
+
+    name: str
+
+
+class MetricOptions(_Model):
+    """Options of the per-config metrics (they change results, so they are part of the spec)."""
+
+    periods_per_year: float = Field(default=252.0, gt=0)
+    bootstrap_reps: int = Field(default=50, ge=0, le=100_000)
+    block_length: int = Field(default=21, ge=1)
+    bootstrap_method: Literal["circular", "stationary"] = "circular"
+    pbo_blocks: int = Field(default=16, ge=2)
+
+    @field_validator("periods_per_year", mode="before")
+    @classmethod
+    def _int_is_float(cls, v: Any) -> Any:
+        return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @field_validator("pbo_blocks")
+    @classmethod
+    def _even(cls, v: int) -> int:
+        if v % 2:
+            raise ValueError(f"must be even (CSCV splits the blocks in halves), got {v}")
+        if v > MAX_PBO_BLOCKS:
+            raise ValueError(
+                f"must be at most {MAX_PBO_BLOCKS} (C(S, S/2) splits grow fast), got {v}"
+            )
+        return v
+
+
+class SweepSpec(_Model):
+    """A validated sweep spec.
+
+    Attributes
+    ----------
+    name : str
+        Name of the sweep (used for the default run folder).
+    seed : int
+        Root seed of every config's seed sequence.
+    data : DataSpec
+        The price panel.
+    strategy : StrategySpec
+        The strategy.
+    grid : dict
+        Parameter axes, plus optional ``zip`` groups and ``where`` constraints.
+    metrics : MetricOptions
+        Per-config metric options.
+    costs : dict of str to float
+        Strategy parameters held fixed across the grid (e.g. ``cost = 0.0005``).
+    """
+
+    name: str = Field(min_length=1)
+    seed: int = Field(ge=0)
+    data: DataSpec = DataSpec()
+    strategy: StrategySpec
+    grid: dict[str, Any]
+    metrics: MetricOptions = MetricOptions()
+    costs: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("costs", mode="before")
+    @classmethod
+    def _costs_finite(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            for key, value in v.items():
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ValueError(f"{key}: expected a number, got {value!r}")
+                if not math.isfinite(value):
+                    raise ValueError(f"{key}: expected a finite number, got {value!r}")
+            return {k: float(x) for k, x in v.items()}
+        return v
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the spec as plain JSON-ready data (what the manifest stores)."""
+        return self.model_dump(mode="json")
+
+    def identity(self) -> dict[str, Any]:
+        """Return what identifies the sweep's results: the spec without the data's location.
+
+        The data file's path is left out (a moved file is the same data); the data itself is
+        identified by its fingerprint, which the manifest records beside the spec hash.
+        """
+        doc = self.to_dict()
+        doc["data"].pop("path", None)
+        return doc
+
+    @property
+    def spec_hash(self) -> str:
+        """sha256 of the canonical JSON of :meth:`identity` (sorted keys, no whitespace)."""
+        blob = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _describe_errors(exc: ValidationError, fields: dict[str, list[str]]) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "spec"
+        if err["type"] == "extra_forbidden":
+            parent = ".".join(str(p) for p in err["loc"][:-1])
+            key = str(err["loc"][-1])
+            lines.append(
+                f"{loc}: unknown key {key!r}." + close_matches(key, fields.get(parent, []))
+            )
+        elif err["type"] == "missing":
+            lines.append(f"{loc}: required, but missing")
+        else:
+            given = err.get("input")
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{loc}: {msg} (got {given!r})")
+    return "invalid sweep spec: " + "; ".join(lines)
+
+
+def _known_fields() -> dict[str, list[str]]:
+    return {
+        "": list(SweepSpec.model_fields),
+        "data": list(DataSpec.model_fields),
+        "strategy": list(StrategySpec.model_fields),
+        "metrics": list(MetricOptions.model_fields),
+    }
+
+
+def spec_from_dict(doc: dict[str, Any], base_dir: Path | None = None) -> SweepSpec:
+    """Validate a spec given as plain data (the shape of the TOML file).
+
+    Parameters
+    ----------
+    doc : dict
+        The spec.
+    base_dir : Path, optional
+        Folder that a relative ``data.path`` is relative to (the TOML file's folder).
+
+    Returns
+    -------
+    SweepSpec
+        The validated spec; ``data.path`` made absolute.
+    """
+    doc = dict(doc)
+    data = doc.get("data")
+    if isinstance(data, dict):
+        data = dict(data)
+        if "path" in data and "source" not in data:
+            data["source"] = "file"
+        if isinstance(data.get("path"), str) and base_dir is not None:
+            data["path"] = str((base_dir / data["path"]).resolve())
+        doc["data"] = data
+    try:
+        spec = SweepSpec.model_validate(doc)
+    except ValidationError as exc:
+        raise SpecError(_describe_errors(exc, _known_fields())) from exc
+    if spec.data.source == "file" and not spec.data.path:
+        raise SpecError("data.path: required when data.source = 'file'")
+    if spec.data.source == "synthetic" and spec.data.path:
+        raise SpecError("data: give either source = 'synthetic' or a path, not both")
+    return spec
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and validate a TOML sweep spec.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.toml`` file.
+
+    Returns
+    -------
+    SweepSpec
+        The validated spec.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"spec: cannot read {str(p)!r}: {exc.strerror or exc}") from exc
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"spec: {str(p)!r} is not valid TOML: {exc}") from exc
+    return spec_from_dict(doc, base_dir=p.resolve().parent)
+
+
+@dataclass(frozen=True, eq=False)
+class ResolvedSweep:
+    """A spec checked against its strategy and data: what executors evaluate.
+
+    Attributes
+    ----------
+    spec : SweepSpec
+        The spec.
+    strategy : Strategy
+        The strategy instance.
+    grid : Grid
+        The grid over every strategy parameter (costs and defaults as one-value axes).
+    panel : Panel
+        The price panel.
+    fingerprint : str
+        sha256 of the panel (:func:`sweep.panel_fingerprint`).
+    """
+
+    spec: SweepSpec
+    strategy: Strategy
+    grid: Grid
+    panel: Panel
+    fingerprint: str
+
+    @property
+    def n_returns(self) -> int:
+        """Number of return periods of every config (one fewer than the panel's dates)."""
+        return self.panel.n_periods - 1
+
+
+def load_data(spec: SweepSpec) -> Panel:
+    """Load the panel a spec names (the synthetic default or a file)."""
+    if spec.data.source == "synthetic":
+        return synthetic_panel(seed=spec.data.seed, years=spec.data.years)
+    assert spec.data.path is not None  # checked by spec_from_dict
+    return load_panel(spec.data.path)
+
+
+def _coerce_axis(axis: Axis, param: Param) -> Axis:
+    values = axis.values
+    where = f"grid.{axis.name}"
+    kind = values.dtype.kind
+    if param.kind == "int":
+        if kind != "i":
+            raise GridError(f"{where}: expected integers, got {values.dtype} values like {values[0]!r}")
+    elif param.kind == "float":
+        if kind not in "if":
+            raise GridError(f"{where}: expected numbers, got {values.dtype} values like {values[0]!r}")
+        values = values.astype(np.float64)
+    elif param.kind == "bool" and kind != "b":
+        raise GridError(f"{where}: expected true/false, got {values.dtype} values like {values[0]!r}")
+    if param.minimum is not None and (values < param.minimum).any():
+        bad = values[values < param.minimum][0]
+        raise GridError(f"{where}: expected values >= {param.minimum}, got {bad!r}")
+    if param.maximum is not None and (values > param.maximum).any():
+        bad = values[values > param.maximum][0]
+        raise GridError(f"{where}: expected values <= {param.maximum}, got {bad!r}")
+    return Axis(axis.name, values)
+
+
+def _check_windows(grid: Grid, strategy: Strategy, panel: Panel) -> None:
+    for param in strategy.params:
+        if not param.window:
+            continue
+        values = grid.axis(param.name).values
+        if (values < 1).any():
+            raise GridError(
+                f"grid.{param.name}: a window must be at least 1 period, got {int(values.min())}"
+            )
+        if (values >= panel.n_periods).any():
+            raise GridError(
+                f"grid.{param.name}: a window must be shorter than the data "
+                f"({panel.n_periods} periods), got {int(values.max())}"
+            )
+
+
+def resolve(spec: SweepSpec, panel: Panel | None = None) -> ResolvedSweep:
+    """Check a spec against its strategy and data and build the full grid.
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        The spec.
+    panel : Panel, optional
+        The price panel; loaded from the spec when omitted.
+
+    Returns
+    -------
+    ResolvedSweep
+        Strategy, grid (every strategy parameter present, in the grid's order followed by
+        fixed costs and defaults in the strategy's order), panel and its fingerprint.
+    """
+    strategy = get_strategy(spec.strategy.name)
+    declared = {p.name: p for p in strategy.params}
+    given = [k for k in spec.grid if k not in RESERVED_KEYS]
+    for name in [*given, *spec.costs]:
+        if name not in declared:
+            raise GridError(
+                f"grid.{name}: strategy {strategy.name!r} has no parameter {name!r} "
+                f"(parameters: {sorted(declared)})." + close_matches(name, declared)
+            )
+    both = sorted(set(given) & set(spec.costs))
+    if both:
+        raise SpecError(f"costs: {both} also appear in [grid]; give each parameter once")
+    base = Grid.from_definition(spec.grid)
+    axes = [_coerce_axis(a, declared[a.name]) for a in base.axes]
+    for param in strategy.params:
+        if param.name in given:
+            continue
+        if param.name in spec.costs:
+            value: Any = spec.costs[param.name]
+        elif param.default is not None:
+            value = param.default
+        else:
+            raise GridError(
+                f"grid: strategy {strategy.name!r} needs parameter {param.name!r} "
+                f"({param.doc or param.kind}), which the grid does not give"
+            )
+        axes.append(_coerce_axis(axis_from_definition(param.name, [value]), param))
+    grid = Grid(axes, [list(g) for g in base.zip_groups], [c.text for c in base.constraints])
+    if panel is None:
+        panel = load_data(spec)
+    _check_windows(grid, strategy, panel)
+    n_returns = panel.n_periods - 1
+    per_block = n_returns // spec.metrics.pbo_blocks
+    if per_block < MIN_PERIODS_PER_BLOCK:
+        raise SpecError(
+            f"metrics.pbo_blocks: {spec.metrics.pbo_blocks} blocks leave {per_block} periods per "
+            f"block on {n_returns} returns; expected at least {MIN_PERIODS_PER_BLOCK} per block"
+        )
+    if spec.metrics.bootstrap_reps and spec.metrics.block_length >= n_returns:
+        raise SpecError(
+            f"metrics.block_length: expected fewer than {n_returns} periods (the data's return "
+            f"count), got {spec.metrics.block_length}"
+        )
+    return ResolvedSweep(spec, strategy, grid, panel, panel_fingerprint(panel))

@@ -1,0 +1,102 @@
+"""Read-only views of a run folder: status, verification, ranked results."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pandas as pd
+
+from sweep._results import load_results, results_hash
+from sweep._store import RunStore
+from sweep.errors import SweepError, close_matches
+
+
+def run_status(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Summarise a run folder without verifying parts (cheap).
+
+    Parameters
+    ----------
+    run_dir : str or path
+        The run folder.
+
+    Returns
+    -------
+    dict
+        ``name``, ``total``, ``done``, ``failed``, ``remaining``, ``parts``, ``sessions``,
+        ``last_activity``, ``table_hash`` (None until complete), ``lock`` (live driver).
+    """
+    store = RunStore(run_dir)
+    manifest = store.read_manifest()
+    total = int(manifest["grid"]["size"])
+    parts = store.part_names()
+    done = failed = 0
+    seen: set[int] = set()
+    for name in parts:
+        t = store.read_part_columns(name, ["grid_index", "status"])
+        idx = t.column(0).to_numpy()
+        fresh = [i for i in idx.tolist() if i not in seen] if len(seen) < 2_000_000 else idx.tolist()
+        seen.update(fresh)
+        status = t.column(1).to_numpy(zero_copy_only=False)
+        failed += int((status != "ok").sum())
+    done = len(seen)
+    sessions = manifest.get("sessions", [])
+    times = [s.get("end") or s.get("start") for s in sessions]
+    files = [store.fs.join("parts", n) for n in parts]
+    if files:
+        from datetime import UTC, datetime
+
+        latest = max(store.fs.mtime(f) for f in files)
+        times.append(datetime.fromtimestamp(latest, UTC).isoformat(timespec="milliseconds"))
+    return {
+        "run_dir": str(run_dir),
+        "name": manifest["spec"]["name"],
+        "spec_hash": manifest["identity"]["spec_hash"],
+        "total": total,
+        "done": done,
+        "failed": failed,
+        "remaining": total - done,
+        "parts": len(parts),
+        "sessions": sessions,
+        "last_activity": max((t for t in times if t), default=None),
+        "table_hash": results_hash(run_dir) if done == total and total else None,
+        "lock": store.read_lock(),
+    }
+
+
+def verify_run(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Re-hash every part and check the manifest.
+
+    Returns
+    -------
+    dict
+        ``good_parts`` (count), ``bad_parts`` (name and reason each), ``done``, ``total``,
+        ``table_hash`` (of the good parts, when they cover the grid).
+    """
+    store = RunStore(run_dir)
+    manifest = store.read_manifest()
+    checks = store.verify_parts()
+    good = [c.name for c in checks if c.ok]
+    bad = [{"name": c.name, "reason": c.reason} for c in checks if not c.ok]
+    total = int(manifest["grid"]["size"])
+    done = int(store.done_mask(total, good).sum()) if good else 0
+    complete = not bad and done == total
+    return {
+        "good_parts": len(good),
+        "bad_parts": bad,
+        "done": done,
+        "total": total,
+        "table_hash": results_hash(run_dir) if complete else None,
+    }
+
+
+def results_frame(run_dir: str | os.PathLike[str], sort: str, top: int | None) -> pd.DataFrame:
+    """Results sorted by a metric (descending, NaN last), optionally the top ``top`` rows."""
+    frame = load_results(run_dir)
+    if sort not in frame.columns:
+        raise SweepError(
+            f"--sort: unknown column {sort!r}; choose from {[c for c in frame.columns if not c.startswith('blk_')]}."
+            + close_matches(sort, frame.columns)
+        )
+    frame = frame.sort_values(sort, ascending=False, na_position="last", kind="stable")
+    return frame.head(top) if top else frame

@@ -1,0 +1,81 @@
+"""The results-table hash (invariant 3): sha256 over a documented canonical byte form.
+
+Recipe (``raysweep-table-v1``), computable with pyarrow alone (see the README):
+
+1. Sort the table by ``config_id`` (byte order of the UTF-8 strings, ascending).
+2. Start a sha256 with ``b"raysweep-table-v1\\n"`` and the row count as 8 bytes little-endian.
+3. For each column in table order: feed ``name + "\\n" + str(arrow_type) + "\\n"`` (UTF-8),
+   then the column's values:
+
+   * int64 / float64: the values as little-endian 8-byte integers / IEEE-754 doubles,
+     exactly as stored (NaN bit patterns included, no rounding);
+   * bool: one byte per value, 0 or 1;
+   * string: every value's UTF-8 length as little-endian int64 (-1 for null), then the
+     concatenated UTF-8 bytes of the non-null values.
+
+   Columns other than strings may not hold nulls.
+4. The hash is the hex digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+TABLE_HASH_VERSION = "raysweep-table-v1"
+
+
+def sort_by_config_id(table: pa.Table) -> pa.Table:
+    """Return ``table`` sorted by ``config_id`` ascending (the canonical row order)."""
+    return table.take(pc.sort_indices(table, sort_keys=[("config_id", "ascending")]))
+
+
+def _column_bytes(column: pa.ChunkedArray) -> list[bytes]:
+    arr = column.combine_chunks()
+    kind = arr.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        lengths = pc.fill_null(pc.binary_length(arr), -1).to_numpy(zero_copy_only=False)
+        arr = arr.cast(pa.large_string())
+        offsets = np.frombuffer(arr.buffers()[1], dtype="<i8")[arr.offset : arr.offset + len(arr) + 1]
+        data = arr.buffers()[2]
+        body = b"" if data is None else data.to_pybytes()[offsets[0] : offsets[-1]]
+        return [lengths.astype("<i8").tobytes(), body]
+    if arr.null_count:
+        raise ValueError(f"column of type {kind} holds nulls; only strings may")
+    if pa.types.is_boolean(kind):
+        return [arr.to_numpy(zero_copy_only=False).astype(np.uint8).tobytes()]
+    if pa.types.is_int64(kind):
+        return [arr.to_numpy().astype("<i8").tobytes()]
+    if pa.types.is_float64(kind):
+        return [arr.to_numpy().astype("<f8").tobytes()]
+    raise ValueError(f"unsupported column type {kind} for the table hash")
+
+
+def table_hash(table: pa.Table, *, presorted: bool = False) -> str:
+    """Return the canonical sha256 of a results table (see the module docstring).
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        A results table (any row order unless ``presorted``).
+    presorted : bool
+        The table is already sorted by ``config_id``.
+
+    Returns
+    -------
+    str
+        Hex sha256.
+    """
+    if not presorted:
+        table = sort_by_config_id(table)
+    h = hashlib.sha256()
+    h.update(f"{TABLE_HASH_VERSION}\n".encode())
+    h.update(table.num_rows.to_bytes(8, "little"))
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        h.update(f"{name}\n{column.type}\n".encode())
+        for chunk in _column_bytes(column):
+            h.update(chunk)
+    return h.hexdigest()

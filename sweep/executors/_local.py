@@ -1,0 +1,71 @@
+"""The in-process executor: batches run one after another in the driver's process."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sweep._evaluate import evaluate_batch
+from sweep._spec import ResolvedSweep
+from sweep.executors._base import BatchOutcome
+
+
+class LocalExecutor:
+    """Evaluate batches in the driver's own process, one at a time."""
+
+    name = "local"
+
+    def __init__(self) -> None:
+        self._sweep: ResolvedSweep | None = None
+
+    def start(self, sweep: ResolvedSweep) -> None:
+        """Keep a reference to the sweep (nothing to ship)."""
+        self._sweep = sweep
+
+    @property
+    def workers(self) -> int:
+        """One batch at a time."""
+        return 1
+
+    def describe(self) -> dict[str, Any]:
+        """Kind, one worker, this host."""
+        return {"kind": self.name, "workers": 1, "nodes": 1, "host": socket.gethostname()}
+
+    def measure_overhead(self, result_bytes: int) -> float:
+        """An in-process call has no transport; the overhead is the call itself (~µs)."""
+        t0 = time.perf_counter()
+        for _ in range(100):
+            bytes(result_bytes)
+        return (time.perf_counter() - t0) / 100
+
+    def run(self, batches: Iterable[NDArray[np.int64]]) -> Iterator[BatchOutcome]:
+        """Evaluate each batch as it is drawn from ``batches``."""
+        assert self._sweep is not None, "start() first"
+        for indices in batches:
+            submit = time.time()
+            result = evaluate_batch(self._sweep, indices)
+            end = time.time()
+            yield BatchOutcome(
+                indices,
+                result,
+                {
+                    "submit_time": submit,
+                    "start_time": submit,
+                    "end_time": end,
+                    "compute_seconds": result.compute_seconds,
+                    "n_configs": int(indices.shape[0]),
+                    "worker": str(os.getpid()),
+                    "node": socket.gethostname(),
+                    "attempt": 0,
+                },
+            )
+
+    def close(self) -> None:
+        """Nothing to release."""
+        self._sweep = None
