@@ -1,24 +1,88 @@
 """Pure statistics for parameter sweeps: arrays in, frozen dataclasses or arrays out.
 
 No Ray, no I/O, no global random state: functions that need randomness take a
-``numpy.random.Generator``. Sharpe ratios are PER PERIOD unless a name says otherwise.
+``numpy.random.Generator`` or a seed. Sharpe ratios are PER PERIOD unless a name says
+otherwise, and kurtosis is RAW (normal = 3). Return series are laid out (series, periods),
+one config per row, except the PBO matrix, which follows its paper: (periods, strategies).
+Bad inputs raise :class:`sweep.errors.StatsInputError` (a ``ValueError``).
 """
 
+from stats._amortization import AmortizationFit, AmortizationLaw, fit_amortization
 from stats._bootstrap import (
     BLOCK_METHODS,
     block_starts_and_lengths,
     bootstrap_pvalue,
     bootstrap_sharpe,
 )
+from stats._effective_trials import EffectiveTrials, effective_number_of_trials
 from stats._moments import ReturnMoments, annualised_sharpe, return_moments, sharpe_ratio
+from stats._multiple_comparison import (
+    MultipleTestingSummary,
+    SPAResult,
+    benjamini_hochberg_adjust,
+    holm_adjust,
+    multiple_testing_summary,
+    spa_test,
+)
+from stats._pbo import (
+    BlockStats,
+    PBOResult,
+    block_statistics,
+    pbo_from_block_stats,
+    probability_of_backtest_overfitting,
+)
+from stats._sharpe_inference import (
+    DeflatedSharpe,
+    deflated_sharpe_ratio,
+    expected_max_sharpe,
+    min_track_record_length,
+    minimum_backtest_length,
+    probabilistic_sharpe_ratio,
+)
+from stats._usl import (
+    USLFit,
+    fit_usl,
+    gustafson_speedup,
+    task_efficiency,
+    usl_peak_workers,
+    usl_throughput,
+)
 
 __all__ = [
     "BLOCK_METHODS",
+    "AmortizationFit",
+    "AmortizationLaw",
+    "BlockStats",
+    "DeflatedSharpe",
+    "EffectiveTrials",
+    "MultipleTestingSummary",
+    "PBOResult",
     "ReturnMoments",
+    "SPAResult",
+    "USLFit",
     "annualised_sharpe",
+    "benjamini_hochberg_adjust",
     "block_starts_and_lengths",
+    "block_statistics",
     "bootstrap_pvalue",
     "bootstrap_sharpe",
+    "deflated_sharpe_ratio",
+    "effective_number_of_trials",
+    "expected_max_sharpe",
+    "fit_amortization",
+    "fit_usl",
+    "gustafson_speedup",
+    "holm_adjust",
+    "min_track_record_length",
+    "minimum_backtest_length",
+    "multiple_testing_summary",
+    "pbo_from_block_stats",
+    "probabilistic_sharpe_ratio",
+    "probability_of_backtest_overfitting",
     "return_moments",
     "sharpe_ratio",
+    "spa_test",
+    "task_efficiency",
+    "usl_peak_workers",
+    "usl_throughput",
 ]

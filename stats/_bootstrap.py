@@ -8,6 +8,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from sweep.errors import StatsInputError
+
 BlockMethod = Literal["circular", "stationary"]
 BLOCK_METHODS: tuple[str, ...] = ("circular", "stationary")
 
@@ -64,11 +66,11 @@ def block_starts_and_lengths(
        American Statistical Association 89(428), 1303-1313.
     """
     if n_obs < 2:
-        raise ValueError(f"n_obs: expected at least 2 periods, got {n_obs}")
+        raise StatsInputError(f"n_obs: expected at least 2 periods, got {n_obs}")
     if not 1 <= block_length <= n_obs:
-        raise ValueError(f"block_length: expected 1..{n_obs}, got {block_length}")
+        raise StatsInputError(f"block_length: expected 1..{n_obs}, got {block_length}")
     if reps < 1:
-        raise ValueError(f"reps: expected at least 1, got {reps}")
+        raise StatsInputError(f"reps: expected at least 1, got {reps}")
     dtype = _index_dtype(n_obs)
     if method == "circular":
         n_blocks = -(-n_obs // block_length)
@@ -87,7 +89,7 @@ def block_starts_and_lengths(
         ends = np.minimum(np.cumsum(lengths, axis=1), n_obs)
         lengths = np.diff(ends, axis=1, prepend=0)
         return starts, lengths
-    raise ValueError(f"method: expected one of {BLOCK_METHODS}, got {method!r}")
+    raise StatsInputError(f"method: expected one of {BLOCK_METHODS}, got {method!r}")
 
 
 def _wrapped_block_sums(
@@ -146,13 +148,22 @@ def bootstrap_sharpe(
     full-length block starting at every period is precomputed once per series.
     With ``demean=True`` this draws from the null distribution of the Sharpe ratio under
     serial dependence, which :func:`bootstrap_pvalue` compares the observed Sharpe against.
+    Each resample's Sharpe equals that of the explicitly gathered resample (same blocks)
+    to rounding; the variance comes from pooled ``Σx`` and ``Σx²`` of the demeaned series.
+
+    References
+    ----------
+    .. [1] Politis, D. N. and Romano, J. P. (1994). "The stationary bootstrap". Journal of the
+       American Statistical Association 89(428), 1303-1313.
+    .. [2] Ledoit, O. and Wolf, M. (2008). "Robust performance hypothesis testing with the
+       Sharpe ratio". Journal of Empirical Finance 15(5), 850-859.
     """
     x = np.ascontiguousarray(np.asarray(returns, dtype=np.float64))
     if x.ndim != 2:
-        raise ValueError(f"returns: expected a 2-D array, got {x.ndim} dimensions")
+        raise StatsInputError(f"returns: expected a 2-D array, got {x.ndim} dimensions")
     n_series, n_obs = x.shape
     if len(rngs) != n_series:
-        raise ValueError(f"rngs: expected {n_series} generators, got {len(rngs)}")
+        raise StatsInputError(f"rngs: expected {n_series} generators, got {len(rngs)}")
     out = np.empty((n_series, reps))
     prefix = np.zeros((2, n_obs + 1))
     for i, rng in enumerate(rngs):
@@ -205,8 +216,25 @@ def bootstrap_pvalue(
     The p-value is ``#{boot >= observed} / reps`` (no +1 correction), so with 50 replicates
     its resolution is 0.02. Resampling the raw (un-centred) returns instead would centre
     the bootstrap distribution on the observed Sharpe and give p near 0.5 whatever the edge.
+    A NaN bootstrap Sharpe (a constant resample) counts as below the observed one.
+
+    References
+    ----------
+    .. [1] Hall, P. and Wilson, S. R. (1991). "Two guidelines for bootstrap hypothesis
+       testing". Biometrics 47(2), 757-762 (resample under the null).
+    .. [2] Politis, D. N. and Romano, J. P. (1994). "The stationary bootstrap". Journal of the
+       American Statistical Association 89(428), 1303-1313.
     """
     obs = np.asarray(observed_sharpe, dtype=np.float64)
     boot = np.asarray(bootstrap_sharpes, dtype=np.float64)
+    if obs.ndim != 1:
+        raise StatsInputError(
+            f"observed_sharpe: expected a 1-D array, got {obs.ndim} dimensions"
+        )
+    if boot.ndim != 2 or boot.shape[0] != obs.shape[0] or boot.shape[1] == 0:
+        raise StatsInputError(
+            f"bootstrap_sharpes: expected shape ({obs.shape[0]}, reps) with reps >= 1, "
+            f"got {boot.shape}"
+        )
     share = (boot >= obs[:, np.newaxis]).sum(axis=1) / boot.shape[1]
     return np.where(np.isnan(obs), np.nan, share)

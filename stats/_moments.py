@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from sweep.errors import StatsInputError
+
 FloatArray = NDArray[np.float64]
 
 
@@ -47,7 +49,7 @@ def _as_rows(returns: ArrayLike) -> FloatArray:
     if x.ndim == 1:
         x = x[np.newaxis, :]
     if x.ndim != 2:
-        raise ValueError(f"returns: expected a 1-D or 2-D array, got {x.ndim} dimensions")
+        raise StatsInputError(f"returns: expected a 1-D or 2-D array, got {x.ndim} dimensions")
     return np.ascontiguousarray(x)
 
 
@@ -137,5 +139,7 @@ def annualised_sharpe(sharpe_per_period: ArrayLike, periods_per_year: float) -> 
         Annualised Sharpe ratios (the i.i.d. square-root-of-time rule).
     """
     if not periods_per_year > 0:
-        raise ValueError(f"periods_per_year: expected a positive number, got {periods_per_year!r}")
+        raise StatsInputError(
+            f"periods_per_year: expected a positive number, got {periods_per_year!r}"
+        )
     return np.asarray(sharpe_per_period, dtype=np.float64) * np.sqrt(periods_per_year)

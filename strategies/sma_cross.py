@@ -43,17 +43,18 @@ def simple_moving_average(prices: NDArray[np.float64], window: int) -> NDArray[n
     bit for bit, including on which bars two averages are exactly equal. It differs in the
     last bits from pandas' ``rolling().mean()`` (which adds and removes values one at a time).
     """
-    running = np.cumsum(prices)
-    return _sma_from_cumsum(running, window)
+    out = np.empty_like(prices, dtype=np.float64)
+    _sma_from_cumsum(np.cumsum(prices), window, out)
+    return out
 
 
-def _sma_from_cumsum(running: NDArray[np.float64], window: int) -> NDArray[np.float64]:
-    out = np.empty_like(running)
+def _sma_from_cumsum(
+    running: NDArray[np.float64], window: int, out: NDArray[np.float64]
+) -> None:
     out[: window - 1] = np.nan
     out[window - 1] = running[window - 1] / window
     np.subtract(running[window:], running[:-window], out=out[window:])
     out[window:] /= window
-    return out
 
 
 def held_state(
@@ -205,7 +206,9 @@ class SmaCross:
             asset_returns = gross - 1.0
             running = np.cumsum(prices)
             windows, slot = np.unique(np.concatenate([fast[rows], slow[rows]]), return_inverse=True)
-            smas = np.stack([_sma_from_cumsum(running, int(w)) for w in windows])
+            smas = np.empty((windows.shape[0], n_periods))
+            for i, w in enumerate(windows):
+                _sma_from_cumsum(running, int(w), smas[i])
             fast_slot, slow_slot = slot[: rows.shape[0]], slot[rows.shape[0] :]
             contiguous = rows.shape[0] == n  # one asset: rows are 0..n-1 in order
             for lo in range(0, rows.shape[0], _CHUNK):

@@ -151,7 +151,7 @@ def make_panel(
             row, col = (int(v) for v in np.argwhere(bad)[0])
             raise DataError(
                 f"{source}: {name} price at date {idx[row].date()} (row {row}), asset "
-                f"{names[col]!r} is {arr[row, col]!r}; prices must be finite and positive"
+                f"{names[col]!r} is {float(arr[row, col])!r}; prices must be finite and positive"
             )
     return Panel(idx.values.astype("datetime64[ns]"), names, prices, extra)
 

@@ -269,18 +269,18 @@ def _coerce_axis(axis: Axis, param: Param) -> Axis:
     kind = values.dtype.kind
     if param.kind == "int":
         if kind != "i":
-            raise GridError(f"{where}: expected integers, got {values.dtype} values like {values[0]!r}")
+            raise GridError(f"{where}: expected integers, got {values.dtype} values like {values[0].item()!r}")
     elif param.kind == "float":
         if kind not in "if":
-            raise GridError(f"{where}: expected numbers, got {values.dtype} values like {values[0]!r}")
+            raise GridError(f"{where}: expected numbers, got {values.dtype} values like {values[0].item()!r}")
         values = values.astype(np.float64)
     elif param.kind == "bool" and kind != "b":
-        raise GridError(f"{where}: expected true/false, got {values.dtype} values like {values[0]!r}")
+        raise GridError(f"{where}: expected true/false, got {values.dtype} values like {values[0].item()!r}")
     if param.minimum is not None and (values < param.minimum).any():
-        bad = values[values < param.minimum][0]
+        bad = values[values < param.minimum][0].item()
         raise GridError(f"{where}: expected values >= {param.minimum}, got {bad!r}")
     if param.maximum is not None and (values > param.maximum).any():
-        bad = values[values > param.maximum][0]
+        bad = values[values > param.maximum][0].item()
         raise GridError(f"{where}: expected values <= {param.maximum}, got {bad!r}")
     return Axis(axis.name, values)
 

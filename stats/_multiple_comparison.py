@@ -1,0 +1,331 @@
+"""Multiple-testing corrections (Holm, Benjamini-Hochberg) and a peer: arch's SPA and StepM."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from stats._validation import FloatArray, as_float, as_float_array, as_int, check_choice
+from sweep.errors import StatsInputError
+
+ArchBootstrap = Literal["stationary", "circular", "moving block"]
+ARCH_BOOTSTRAPS: tuple[str, ...] = ("stationary", "circular", "moving block")
+
+
+def _pvalues(pvalues: ArrayLike) -> FloatArray:
+    p = as_float_array("pvalues", pvalues, ndim=1, finite=False)
+    if bool(np.isnan(p).any()):
+        raise StatsInputError(
+            f"pvalues: expected no NaN, got {int(np.isnan(p).sum())}; a constant config has "
+            "no p-value: drop it, or count it as a failed test with np.nan_to_num(p, nan=1.0)"
+        )
+    if bool(np.any((p < 0) | (p > 1))):
+        raise StatsInputError(
+            f"pvalues: expected values in [0, 1], got range [{p.min():g}, {p.max():g}]"
+        )
+    return p
+
+
+def holm_adjust(pvalues: ArrayLike) -> FloatArray:
+    """Holm's step-down adjusted p-values (family-wise error rate).
+
+    Parameters
+    ----------
+    pvalues : array_like, shape (m,)
+        Raw p-values in [0, 1], no NaN.
+
+    Returns
+    -------
+    ndarray of float64, shape (m,)
+        Adjusted p-values in the input order: sorted ascending,
+        ``p_(i) * (m - i + 1)`` made non-decreasing by a running maximum and capped at 1.
+        A test is rejected at level alpha when its adjusted p-value is ``<= alpha``.
+
+    Notes
+    -----
+    Same values as ``statsmodels.stats.multitest.multipletests(p, method="holm")[1]`` and
+    R's ``p.adjust(p, "holm")``. Valid under any dependence between the tests.
+
+    References
+    ----------
+    .. [1] Holm, S. (1979). "A simple sequentially rejective multiple test procedure".
+       Scandinavian Journal of Statistics 6(2), 65-70.
+    """
+    p = _pvalues(pvalues)
+    m = len(p)
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * (m - np.arange(m))
+    adjusted = np.minimum(np.maximum.accumulate(scaled), 1.0)
+    out = np.empty(m)
+    out[order] = adjusted
+    return out
+
+
+def benjamini_hochberg_adjust(pvalues: ArrayLike) -> FloatArray:
+    """Benjamini-Hochberg step-up adjusted p-values (false discovery rate).
+
+    Parameters
+    ----------
+    pvalues : array_like, shape (m,)
+        Raw p-values in [0, 1], no NaN.
+
+    Returns
+    -------
+    ndarray of float64, shape (m,)
+        Adjusted p-values (q-values) in the input order: sorted ascending,
+        ``p_(i) * m / i`` made non-decreasing from the top by a running minimum, capped at
+        1. Rejecting adjusted values ``<= alpha`` controls the FDR at alpha.
+
+    Notes
+    -----
+    Same values as ``statsmodels ... multipletests(p, method="fdr_bh")[1]`` and R's
+    ``p.adjust(p, "BH")``. FDR control holds for independent or positively dependent
+    (PRDS) tests, the usual case for configs of one strategy family; it is not guaranteed
+    under arbitrary dependence (Benjamini-Yekutieli would be).
+
+    References
+    ----------
+    .. [1] Benjamini, Y. and Hochberg, Y. (1995). "Controlling the false discovery rate: a
+       practical and powerful approach to multiple testing". Journal of the Royal
+       Statistical Society B 57(1), 289-300.
+    """
+    p = _pvalues(pvalues)
+    m = len(p)
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
+    out = np.empty(m)
+    out[order] = adjusted
+    return out
+
+
+@dataclass(frozen=True)
+class MultipleTestingSummary:
+    """How many tests survive each correction at one level.
+
+    Attributes
+    ----------
+    n_tests : int
+        Number of p-values m.
+    alpha : float
+        Level used.
+    n_raw : int
+        Raw p-values ``<= alpha`` (no correction).
+    n_holm : int
+        Survivors of Holm's correction (family-wise error rate <= alpha).
+    n_bh : int
+        Survivors of Benjamini-Hochberg (false discovery rate <= alpha).
+    holm_adjusted : ndarray of float64, shape (m,)
+        Holm-adjusted p-values, input order.
+    bh_adjusted : ndarray of float64, shape (m,)
+        Benjamini-Hochberg-adjusted p-values, input order.
+    """
+
+    n_tests: int
+    alpha: float
+    n_raw: int
+    n_holm: int
+    n_bh: int
+    holm_adjusted: FloatArray
+    bh_adjusted: FloatArray
+
+
+def multiple_testing_summary(pvalues: ArrayLike, alpha: float = 0.05) -> MultipleTestingSummary:
+    """Count the configs whose p-values survive no correction, Holm, and Benjamini-Hochberg.
+
+    Parameters
+    ----------
+    pvalues : array_like, shape (m,)
+        One p-value per config (e.g. :func:`bootstrap_pvalue`), no NaN.
+    alpha : float, default 0.05
+        Level, in (0, 1).
+
+    Returns
+    -------
+    MultipleTestingSummary
+
+    Notes
+    -----
+    A test survives when its adjusted p-value is ``<= alpha`` (statsmodels' and R's rule).
+    Bootstrap p-values have a resolution of ``1/reps``: with 50 replicates no config can
+    survive Holm among more than ``alpha * reps = 2.5`` tests, so size ``reps`` to the
+    number of configs before reading these counts.
+
+    References
+    ----------
+    .. [1] Holm, S. (1979). Scandinavian Journal of Statistics 6(2), 65-70.
+    .. [2] Benjamini, Y. and Hochberg, Y. (1995). JRSS B 57(1), 289-300.
+    """
+    level = as_float("alpha", alpha)
+    if not 0.0 < level < 1.0:
+        raise StatsInputError(f"alpha: expected a level in (0, 1), got {alpha!r}")
+    p = _pvalues(pvalues)
+    holm = holm_adjust(p)
+    bh = benjamini_hochberg_adjust(p)
+    return MultipleTestingSummary(
+        n_tests=len(p),
+        alpha=level,
+        n_raw=int((p <= level).sum()),
+        n_holm=int((holm <= level).sum()),
+        n_bh=int((bh <= level).sum()),
+        holm_adjusted=holm,
+        bh_adjusted=bh,
+    )
+
+
+@dataclass(frozen=True)
+class SPAResult:
+    """Hansen's SPA test and Romano-Wolf StepM on a set of configs, via ``arch``.
+
+    Attributes
+    ----------
+    pvalue_lower : float
+        SPA p-value with the lower (most liberal) null re-centring.
+    pvalue_consistent : float
+        SPA p-value with Hansen's consistent re-centring (the one to report).
+    pvalue_upper : float
+        SPA p-value with the upper re-centring (White's Reality Check).
+    superior : ndarray of int64
+        Row indices of the configs StepM finds superior to the zero benchmark at
+        ``alpha`` (family-wise), sorted.
+    n_series : int
+        Number of configs tested.
+    n_obs : int
+        Number of periods.
+    alpha : float
+        StepM level.
+    block_size : int
+        Bootstrap block length.
+    reps : int
+        Bootstrap replications.
+    bootstrap : str
+        Bootstrap scheme passed to arch.
+    """
+
+    pvalue_lower: float
+    pvalue_consistent: float
+    pvalue_upper: float
+    superior: NDArray[np.int64]
+    n_series: int
+    n_obs: int
+    alpha: float
+    block_size: int
+    reps: int
+    bootstrap: str
+
+
+def _import_arch_bootstrap() -> Any:
+    try:
+        return importlib.import_module("arch.bootstrap")
+    except ImportError as exc:
+        raise StatsInputError(
+            "spa_test: the optional package 'arch' is not installed; install it with "
+            "`pip install arch` (or the raysweep[peers] extra)"
+        ) from exc
+
+
+def spa_test(
+    returns: ArrayLike,
+    *,
+    block_size: int,
+    reps: int = 1000,
+    bootstrap: ArchBootstrap = "stationary",
+    alpha: float = 0.05,
+    seed: int | np.random.Generator = 0,
+) -> SPAResult:
+    """Superior predictive ability of N configs over a zero benchmark (arch SPA + StepM).
+
+    Parameters
+    ----------
+    returns : array_like, shape (n_series, n_periods)
+        Per-period returns of each config, one series per ROW (as everywhere in
+        :mod:`stats` except PBO). Must be finite.
+    block_size : int
+        Bootstrap block length (mean length for the stationary bootstrap).
+    reps : int, default 1000
+        Bootstrap replications.
+    bootstrap : {"stationary", "circular", "moving block"}
+        Block scheme, passed to arch.
+    alpha : float, default 0.05
+        Family-wise level of StepM.
+    seed : int or numpy.random.Generator, default 0
+        Randomness for arch's bootstraps (SPA and StepM each get a generator spawned
+        from it).
+
+    Returns
+    -------
+    SPAResult
+
+    Raises
+    ------
+    StatsInputError
+        If arch is not installed, or on invalid input.
+
+    Notes
+    -----
+    arch works with LOSSES, lower is better, in a (periods, models) layout. Here the loss
+    of config i at period t is ``-returns[i, t]`` and the benchmark's loss is 0, so the
+    null is "no config has a positive expected return" and the statistic is the
+    studentised mean return. Unlike :func:`bootstrap_pvalue` (one null per config, no
+    multiplicity control), SPA tests the best config against the whole family and StepM
+    controls the family-wise error rate. arch is imported lazily; it is an optional
+    extra (``raysweep[peers]``).
+
+    References
+    ----------
+    .. [1] Hansen, P. R. (2005). "A test for superior predictive ability". Journal of
+       Business and Economic Statistics 23(4), 365-380.
+    .. [2] Romano, J. P. and Wolf, M. (2005). "Stepwise multiple testing as formalized
+       data snooping". Econometrica 73(4), 1237-1282.
+    .. [3] Sheppard, K. et al. arch: ARCH models and bootstrap in Python,
+       ``arch.bootstrap.SPA`` and ``arch.bootstrap.StepM``.
+    """
+    x = as_float_array("returns", returns, ndim=2)
+    n, t = x.shape
+    if n < 1 or t < 2:
+        raise StatsInputError(
+            f"returns: expected at least 1 series of at least 2 periods, got shape {x.shape}"
+        )
+    size = as_int("block_size", block_size, minimum=1)
+    if size > t:
+        raise StatsInputError(f"block_size: expected at most n_periods = {t}, got {size}")
+    n_reps = as_int("reps", reps, minimum=1)
+    check_choice("bootstrap", bootstrap, ARCH_BOOTSTRAPS)
+    level = as_float("alpha", alpha)
+    if not 0.0 < level < 1.0:
+        raise StatsInputError(f"alpha: expected a level in (0, 1), got {alpha!r}")
+    if not isinstance(seed, np.random.Generator):
+        seed = as_int("seed", seed, minimum=0)
+    spa_rng, stepm_rng = np.random.default_rng(seed).spawn(2)
+
+    ab = _import_arch_bootstrap()
+    losses = -np.ascontiguousarray(x.T)
+    benchmark = np.zeros(t)
+    spa = ab.SPA(benchmark, losses, block_size=size, reps=n_reps, bootstrap=bootstrap,
+                 seed=spa_rng)
+    spa.compute()
+    pv = spa.pvalues
+    stepm = ab.StepM(benchmark, losses, size=level, block_size=size, reps=n_reps,
+                     bootstrap=bootstrap, seed=stepm_rng)
+    stepm.compute()
+    superior = np.sort(np.asarray([int(i) for i in stepm.superior_models], dtype=np.int64))
+    return SPAResult(
+        pvalue_lower=float(pv["lower"]),
+        pvalue_consistent=float(pv["consistent"]),
+        pvalue_upper=float(pv["upper"]),
+        superior=superior,
+        n_series=n,
+        n_obs=t,
+        alpha=level,
+        block_size=size,
+        reps=n_reps,
+        bootstrap=bootstrap,
+    )

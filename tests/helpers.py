@@ -1,0 +1,48 @@
+"""Helpers shared by tests (importable as tests.helpers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def small_spec_dict(**overrides: Any) -> dict[str, Any]:
+    """A momentum sweep of 60 configs on 4 years of synthetic data."""
+    doc: dict[str, Any] = {
+        "name": "small",
+        "seed": 7,
+        "data": {"source": "synthetic", "years": 4},
+        "strategy": {"name": "momentum"},
+        "grid": {"lookback": {"start": 5, "stop": 125, "step": 8}, "band": [0.0, 0.005, 0.01, 0.02]},
+        "metrics": {"bootstrap_reps": 20, "block_length": 10, "pbo_blocks": 8},
+    }
+    doc.update(overrides)
+    return doc
+
+
+def write_spec(path: Path, doc: dict[str, Any]) -> Path:
+    """Write a spec dict as TOML (the subset our specs use)."""
+    lines: list[str] = []
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if isinstance(v, float):
+            return repr(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + " }"
+        return str(v)
+
+    for k, v in doc.items():
+        if not isinstance(v, dict):
+            lines.append(f"{k} = {value(v)}")
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            lines.append(f"[{k}]")
+            lines.extend(f"{kk} = {value(vv)}" for kk, vv in v.items())
+    path.write_text("\n".join(lines) + "\n")
+    return path

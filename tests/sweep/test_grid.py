@@ -1,0 +1,88 @@
+import itertools
+import time
+
+import numpy as np
+import pytest
+
+from sweep import Grid
+from sweep.errors import GridError
+
+
+def test_seed_grid_is_a_few_lines_and_canonical():
+    # The 10,000-config grid of seed 003: lookback in range(20, 320, 3) x band in linspace(0, 0.02, 100).
+    grid = Grid.from_definition(
+        {"lookback": {"start": 20, "stop": 320, "step": 3}, "band": {"linspace": [0.0, 0.02, 100]}}
+    )
+    assert len(grid) == 10_000
+    expected = list(itertools.product(range(20, 320, 3), np.linspace(0.0, 0.02, 100)))
+    got = [(c["lookback"], c["band"]) for c in grid]
+    assert got == [(lb, float(b)) for lb, b in expected]
+    assert grid[-1] == {"lookback": 317, "band": 0.02}
+
+
+def test_constraints_filter_in_product_order():
+    grid = Grid.from_definition(
+        {"fast": {"start": 5, "stop": 51}, "slow": {"start": 10, "stop": 201}, "where": ["fast < slow"]}
+    )
+    expected = [(f, s) for f, s in itertools.product(range(5, 51), range(10, 201)) if f < s]
+    assert len(grid) == len(expected) == 7925
+    params = grid.params_at(np.arange(len(grid)))
+    assert list(zip(params["fast"].tolist(), params["slow"].tolist(), strict=True)) == expected
+
+
+def test_zip_groups_advance_together():
+    grid = Grid.from_definition(
+        {"a": [1, 2, 3], "x": [0.1, 0.2], "b": [10, 20, 30], "zip": [["a", "b"]]}
+    )
+    assert len(grid) == 6
+    assert [(c["a"], c["b"], c["x"]) for c in grid] == [
+        (1, 10, 0.1), (1, 10, 0.2), (2, 20, 0.1), (2, 20, 0.2), (3, 30, 0.1), (3, 30, 0.2)
+    ]
+
+
+def test_ten_million_configs_are_cheap_to_create_and_index():
+    start = time.process_time()
+    grid = Grid.from_definition({"a": {"start": 0, "stop": 10_000}, "b": {"linspace": [0, 1, 1000]}})
+    assert len(grid) == 10_000_000
+    assert grid[9_999_999] == {"a": 9999, "b": 1.0}
+    chunk = next(grid.chunks(1000))
+    assert chunk.shape == (1000,)
+    assert time.process_time() - start < 5  # nothing proportional to 10^7 Python objects
+
+
+def test_constrained_random_access_matches_iteration():
+    grid = Grid.from_definition(
+        {"a": {"start": 0, "stop": 400}, "b": {"start": 0, "stop": 400}, "where": "a * 2 < b and b - a != 7"}
+    )
+    full = [(a, b) for a, b in itertools.product(range(400), range(400)) if a * 2 < b and b - a != 7]
+    assert len(grid) == len(full)
+    rng = np.random.default_rng(0)
+    picks = rng.integers(0, len(full), 500)
+    params = grid.params_at(picks)
+    assert list(zip(params["a"].tolist(), params["b"].tolist(), strict=True)) == [full[i] for i in picks]
+
+
+@pytest.mark.parametrize(
+    ("definition", "message"),
+    [
+        ({}, "at least one parameter"),
+        ({"a": []}, "empty list"),
+        ({"a": {"start": 5, "stop": 5}}, "is empty"),
+        ({"a": {"start": 0.5, "stop": 5}}, "expected an integer"),
+        ({"a": [1.0, float("nan")]}, "finite"),
+        ({"a": [1.0, float("inf")]}, "finite"),
+        ({"a": {"linspace": [0, 1]}}, "[start, stop, num]"),
+        ({"a": {"linspace": [0, float("nan"), 3]}}, "finite"),
+        ({"a": {"begin": 1}}, "got keys"),
+        ({"a": [1, "x"]}, "share one type"),
+        ({"a": [1, 2], "where": ["a < b"]}, "not a grid parameter"),
+        ({"fast": [1, 2], "slow": [3], "where": ["fsat < slow"]}, "Did you mean 'fast'"),
+        ({"a": [1, 2], "where": ["__import__('os')"]}, "unsupported"),
+        ({"a": [1, 2], "where": ["a > 5"]}, "no config satisfies"),
+        ({"a": [1, 2], "b": [1], "zip": [["a", "b"]]}, "equal lengths"),
+    ],
+)
+def test_bad_grids_are_refused_with_a_clear_message(definition, message):
+    with pytest.raises(GridError, match=None) as info:
+        Grid.from_definition(definition)
+    assert message in str(info.value)
