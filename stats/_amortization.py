@@ -7,8 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from stats._validation import FloatArray, as_float, as_float_array
-from sweep.errors import StatsInputError
+from stats._validation import FloatArray, as_float, as_float_array, input_error
 
 
 @dataclass(frozen=True)
@@ -55,13 +54,13 @@ class AmortizationLaw:
     def __post_init__(self) -> None:
         """Refuse a negative overhead or a non-positive marginal cost."""
         if not self.overhead >= 0:
-            raise StatsInputError(
+            raise input_error(
                 f"overhead: expected a non-negative cost, got {self.overhead!r}"
             )
         if not self.marginal > 0:
-            raise StatsInputError(f"marginal: expected a positive cost, got {self.marginal!r}")
+            raise input_error(f"marginal: expected a positive cost, got {self.marginal!r}")
         if self.per_call_marginal is not None and not self.per_call_marginal >= 0:
-            raise StatsInputError(
+            raise input_error(
                 f"per_call_marginal: expected a non-negative cost, got {self.per_call_marginal!r}"
             )
 
@@ -112,14 +111,14 @@ class AmortizationLaw:
         """Batch size reaching a fraction f of the ceiling, ``fO/(b(1 - f))``."""
         f = as_float("fraction", fraction)
         if not 0.0 < f < 1.0:
-            raise StatsInputError(f"fraction: expected a number in (0, 1), got {fraction!r}")
+            raise input_error(f"fraction: expected a number in (0, 1), got {fraction!r}")
         return f * self.overhead / (self.marginal * (1.0 - f))
 
 
 def _batch(name: str, batch: ArrayLike) -> FloatArray:
     b = as_float_array(name, batch)
     if bool(np.any(b <= 0)):
-        raise StatsInputError(f"{name}: expected positive batch sizes, got min {float(b.min())}")
+        raise input_error(f"{name}: expected positive batch sizes, got min {float(b.min())}")
     return b
 
 
@@ -198,11 +197,11 @@ def fit_amortization(
     b = _batch("batch_sizes", batch_sizes)
     y = as_float_array("seconds", seconds)
     if b.ndim != 1 or y.shape != b.shape:
-        raise StatsInputError(
+        raise input_error(
             f"seconds: expected a 1-D array matching batch_sizes {b.shape}, got {y.shape}"
         )
     if len(np.unique(b)) < 2:
-        raise StatsInputError(
+        raise input_error(
             f"batch_sizes: expected at least 2 distinct batch sizes, got {np.unique(b).tolist()}"
         )
     rows = [np.column_stack([np.ones_like(b), b])]
@@ -210,7 +209,7 @@ def fit_amortization(
     if per_call_seconds is not None:
         pc = as_float_array("per_call_seconds", per_call_seconds)
         if pc.ndim != 1 or len(pc) == 0:
-            raise StatsInputError(
+            raise input_error(
                 f"per_call_seconds: expected a non-empty 1-D array, got shape {pc.shape}"
             )
         rows = [np.column_stack([rows[0], np.zeros_like(b)])]
@@ -227,7 +226,7 @@ def fit_amortization(
     overhead, marginal = float(coef[0]), float(coef[1])
     a = float(coef[2]) if per_call_seconds is not None else None
     if not marginal > 0:
-        raise StatsInputError(
+        raise input_error(
             f"seconds: expected durations that grow with batch size, got a fitted marginal "
             f"cost b = {marginal:g}"
         )

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from sweep.errors import StatsInputError
+from stats._validation import input_error
 
 BlockMethod = Literal["circular", "stationary"]
 BLOCK_METHODS: tuple[str, ...] = ("circular", "stationary")
@@ -66,11 +66,11 @@ def block_starts_and_lengths(
        American Statistical Association 89(428), 1303-1313.
     """
     if n_obs < 2:
-        raise StatsInputError(f"n_obs: expected at least 2 periods, got {n_obs}")
+        raise input_error(f"n_obs: expected at least 2 periods, got {n_obs}")
     if not 1 <= block_length <= n_obs:
-        raise StatsInputError(f"block_length: expected 1..{n_obs}, got {block_length}")
+        raise input_error(f"block_length: expected 1..{n_obs}, got {block_length}")
     if reps < 1:
-        raise StatsInputError(f"reps: expected at least 1, got {reps}")
+        raise input_error(f"reps: expected at least 1, got {reps}")
     dtype = _index_dtype(n_obs)
     if method == "circular":
         n_blocks = -(-n_obs // block_length)
@@ -89,13 +89,13 @@ def block_starts_and_lengths(
         ends = np.minimum(np.cumsum(lengths, axis=1), n_obs)
         lengths = np.diff(ends, axis=1, prepend=0)
         return starts, lengths
-    raise StatsInputError(f"method: expected one of {BLOCK_METHODS}, got {method!r}")
+    raise input_error(f"method: expected one of {BLOCK_METHODS}, got {method!r}")
 
 
 def _wrapped_block_sums(
     prefix: NDArray[np.complex128], starts: NDArray[np.int64], lengths: NDArray[np.int64]
 ) -> NDArray[np.complex128]:
-    """Sums of circular blocks from a prefix-sum array of length ``n + 1`` (wrapping once)."""
+    """Return sums of circular blocks from a prefix-sum array of length ``n + 1`` (one wrap)."""
     n = prefix.shape[0] - 1
     ends = starts + lengths
     wraps = ends > n
@@ -160,10 +160,10 @@ def bootstrap_sharpe(
     """
     x = np.ascontiguousarray(np.asarray(returns, dtype=np.float64))
     if x.ndim != 2:
-        raise StatsInputError(f"returns: expected a 2-D array, got {x.ndim} dimensions")
+        raise input_error(f"returns: expected a 2-D array, got {x.ndim} dimensions")
     n_series, n_obs = x.shape
     if len(rngs) != n_series:
-        raise StatsInputError(f"rngs: expected {n_series} generators, got {len(rngs)}")
+        raise input_error(f"rngs: expected {n_series} generators, got {len(rngs)}")
     out = np.empty((n_series, reps))
     prefix = np.zeros((2, n_obs + 1))
     for i, rng in enumerate(rngs):
@@ -228,11 +228,11 @@ def bootstrap_pvalue(
     obs = np.asarray(observed_sharpe, dtype=np.float64)
     boot = np.asarray(bootstrap_sharpes, dtype=np.float64)
     if obs.ndim != 1:
-        raise StatsInputError(
+        raise input_error(
             f"observed_sharpe: expected a 1-D array, got {obs.ndim} dimensions"
         )
     if boot.ndim != 2 or boot.shape[0] != obs.shape[0] or boot.shape[1] == 0:
-        raise StatsInputError(
+        raise input_error(
             f"bootstrap_sharpes: expected shape ({obs.shape[0]}, reps) with reps >= 1, "
             f"got {boot.shape}"
         )

@@ -10,8 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import blas
 
-from stats._validation import FloatArray, as_float_array, as_int, check_choice
-from sweep.errors import StatsInputError
+from stats._validation import FloatArray, as_float_array, as_int, check_choice, input_error
 
 EffectiveTrialsMethod = Literal["auto", "exact", "estimated"]
 EFFECTIVE_TRIALS_METHODS: tuple[str, ...] = ("auto", "exact", "estimated")
@@ -99,6 +98,13 @@ def _row_blocks(n: int, size: int) -> list[tuple[int, int]]:
     return [(start, min(start + size, n)) for start in range(0, n, size)]
 
 
+def _eigenvalues(matrix: NDArray[np.floating], *, upper: bool = False) -> FloatArray:
+    values: FloatArray = np.asarray(
+        np.linalg.eigvalsh(matrix, UPLO="U" if upper else "L"), dtype=np.float64
+    )
+    return values
+
+
 def _li_ji(eigenvalues: FloatArray) -> float:
     a = np.abs(eigenvalues)
     # An eigenvalue a rounding error below an integer k would count 1 + 0.999... instead
@@ -109,7 +115,10 @@ def _li_ji(eigenvalues: FloatArray) -> float:
 
 
 def _galwey(eigenvalues: FloatArray) -> float:
-    lam = np.maximum(eigenvalues, 0.0)
+    # Rounding leaves the zero eigenvalues of a rank-deficient matrix at +-1e-15, whose
+    # square roots (3e-8 each) would add up; treat anything below 1e-10 * max as zero.
+    top = float(np.max(eigenvalues)) if eigenvalues.size else 0.0
+    lam = np.where(eigenvalues > 1e-10 * top, eigenvalues, 0.0)
     total = float(lam.sum())
     return float(np.sqrt(lam).sum()) ** 2 / total if total > 0 else 1.0
 
@@ -195,7 +204,8 @@ def effective_number_of_trials(
     sampled participation ratio; that extrapolation is right for block or one-factor
     structure with ``T >> N`` and biased when ``T < N`` (rank deficiency), so treat sampled
     Li-Ji and Galwey as indicative. They are capped by what the rank ``r = min(N, T - 1)``
-    of the correlation matrix allows: Galwey <= r (Cauchy-Schwarz), Li-Ji <= 2r. The mean pairwise correlation is always exact:
+    of the correlation matrix allows: Galwey <= r (Cauchy-Schwarz), Li-Ji <= 2r. The mean
+    pairwise correlation is always exact:
     :math:`\sum_{ij}\rho_{ij} = \|\sum_i z_i\|^2`.
 
     **Finite-sample floor.** Even independent series show squared sample correlations
@@ -239,7 +249,7 @@ def effective_number_of_trials(
 
     n_rows, t = x.shape
     if t < 3:
-        raise StatsInputError(f"returns: expected at least 3 periods per series, got {t}")
+        raise input_error(f"returns: expected at least 3 periods per series, got {t}")
     # Pass 1 (float64, O(N T)): which rows vary, and the sum of standardised rows.
     keep = np.empty(n_rows, dtype=bool)
     for lo, hi in _row_blocks(n_rows, rows_per_block):
@@ -247,7 +257,7 @@ def effective_number_of_trials(
         keep[lo:hi] = blk.max(axis=1) > blk.min(axis=1)
     n = int(keep.sum())
     if n == 0:
-        raise StatsInputError(
+        raise input_error(
             f"returns: expected at least one non-constant series, got {n_rows} constant rows"
         )
     if not bool(keep.all()):
@@ -272,13 +282,13 @@ def effective_number_of_trials(
             gram = _gram(x, dtype, rows_per_block)
             sum_sq = _frobenius_sq_upper(gram)
             if t <= eig_dim:
-                eigenvalues = np.linalg.eigvalsh(gram.astype(np.float64), UPLO="U")
+                eigenvalues = _eigenvalues(gram.astype(np.float64), upper=True)
                 eigen_method = "gram"
         elif n <= eig_dim:
             z = _standardised(x, dtype)
             corr = np.asarray(z @ z.T, dtype=np.float64)
             sum_sq = float((corr * corr).sum())
-            eigenvalues = np.linalg.eigvalsh(corr)
+            eigenvalues = _eigenvalues(corr)
             eigen_method = "correlation"
         else:
             sum_sq = _tiled_sum_sq(x, dtype, rows_per_block)
@@ -295,14 +305,14 @@ def effective_number_of_trials(
         sum_sq = n + n * (n - 1.0) * mean_sq
         se = n * n * n * (n - 1.0) * se_mean_sq / (sum_sq * sum_sq)
         if size <= eig_dim:
-            eigenvalues = np.linalg.eigvalsh(corr)
+            eigenvalues = _eigenvalues(corr)
 
     if eigenvalues is None:
         # Exact pairs but too many eigenvalues to compute: take them from a sample.
         eig_size = min(size, eig_dim, n)
         idx = _sample_rows(n, eig_size, rng)
         z = _standardised(x[idx], dtype)
-        eigenvalues = np.linalg.eigvalsh(np.asarray(z @ z.T, dtype=np.float64))
+        eigenvalues = _eigenvalues(np.asarray(z @ z.T, dtype=np.float64))
         eigen_method = "sampled"
     eigen_size = n if eigen_method != "sampled" else len(eigenvalues)
     scale = n / eigen_size

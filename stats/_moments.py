@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from sweep.errors import StatsInputError
+from stats._validation import input_error
 
 FloatArray = NDArray[np.float64]
 
@@ -49,7 +49,7 @@ def _as_rows(returns: ArrayLike) -> FloatArray:
     if x.ndim == 1:
         x = x[np.newaxis, :]
     if x.ndim != 2:
-        raise StatsInputError(f"returns: expected a 1-D or 2-D array, got {x.ndim} dimensions")
+        raise input_error(f"returns: expected a 1-D or 2-D array, got {x.ndim} dimensions")
     return np.ascontiguousarray(x)
 
 
@@ -139,7 +139,10 @@ def annualised_sharpe(sharpe_per_period: ArrayLike, periods_per_year: float) -> 
         Annualised Sharpe ratios (the i.i.d. square-root-of-time rule).
     """
     if not periods_per_year > 0:
-        raise StatsInputError(
+        raise input_error(
             f"periods_per_year: expected a positive number, got {periods_per_year!r}"
         )
-    return np.asarray(sharpe_per_period, dtype=np.float64) * np.sqrt(periods_per_year)
+    out: NDArray[np.float64] = np.asarray(sharpe_per_period, dtype=np.float64) * np.sqrt(
+        periods_per_year
+    )
+    return out

@@ -9,8 +9,14 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from stats._validation import FloatArray, as_float, as_float_array, as_int, check_choice
-from sweep.errors import StatsInputError
+from stats._validation import (
+    FloatArray,
+    as_float,
+    as_float_array,
+    as_int,
+    check_choice,
+    input_error,
+)
 
 ArchBootstrap = Literal["stationary", "circular", "moving block"]
 ARCH_BOOTSTRAPS: tuple[str, ...] = ("stationary", "circular", "moving block")
@@ -19,12 +25,12 @@ ARCH_BOOTSTRAPS: tuple[str, ...] = ("stationary", "circular", "moving block")
 def _pvalues(pvalues: ArrayLike) -> FloatArray:
     p = as_float_array("pvalues", pvalues, ndim=1, finite=False)
     if bool(np.isnan(p).any()):
-        raise StatsInputError(
+        raise input_error(
             f"pvalues: expected no NaN, got {int(np.isnan(p).sum())}; a constant config has "
             "no p-value: drop it, or count it as a failed test with np.nan_to_num(p, nan=1.0)"
         )
     if bool(np.any((p < 0) | (p > 1))):
-        raise StatsInputError(
+        raise input_error(
             f"pvalues: expected values in [0, 1], got range [{p.min():g}, {p.max():g}]"
         )
     return p
@@ -166,7 +172,7 @@ def multiple_testing_summary(pvalues: ArrayLike, alpha: float = 0.05) -> Multipl
     """
     level = as_float("alpha", alpha)
     if not 0.0 < level < 1.0:
-        raise StatsInputError(f"alpha: expected a level in (0, 1), got {alpha!r}")
+        raise input_error(f"alpha: expected a level in (0, 1), got {alpha!r}")
     p = _pvalues(pvalues)
     holm = holm_adjust(p)
     bh = benjamini_hochberg_adjust(p)
@@ -226,7 +232,7 @@ def _import_arch_bootstrap() -> Any:
     try:
         return importlib.import_module("arch.bootstrap")
     except ImportError as exc:
-        raise StatsInputError(
+        raise input_error(
             "spa_test: the optional package 'arch' is not installed; install it with "
             "`pip install arch` (or the raysweep[peers] extra)"
         ) from exc
@@ -291,17 +297,17 @@ def spa_test(
     x = as_float_array("returns", returns, ndim=2)
     n, t = x.shape
     if n < 1 or t < 2:
-        raise StatsInputError(
+        raise input_error(
             f"returns: expected at least 1 series of at least 2 periods, got shape {x.shape}"
         )
     size = as_int("block_size", block_size, minimum=1)
     if size > t:
-        raise StatsInputError(f"block_size: expected at most n_periods = {t}, got {size}")
+        raise input_error(f"block_size: expected at most n_periods = {t}, got {size}")
     n_reps = as_int("reps", reps, minimum=1)
     check_choice("bootstrap", bootstrap, ARCH_BOOTSTRAPS)
     level = as_float("alpha", alpha)
     if not 0.0 < level < 1.0:
-        raise StatsInputError(f"alpha: expected a level in (0, 1), got {alpha!r}")
+        raise input_error(f"alpha: expected a level in (0, 1), got {alpha!r}")
     if not isinstance(seed, np.random.Generator):
         seed = as_int("seed", seed, minimum=0)
     spa_rng, stepm_rng = np.random.default_rng(seed).spawn(2)

@@ -11,8 +11,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from stats._validation import FloatArray, as_float_array, as_int, check_choice
-from sweep.errors import StatsInputError
+from stats._validation import FloatArray, as_float_array, as_int, check_choice, input_error
 
 PBOMetric = Literal["sharpe", "mean"]
 PBO_METRICS: tuple[str, ...] = ("sharpe", "mean")
@@ -106,9 +105,9 @@ class PBOResult:
 def _check_n_blocks(n_blocks: int) -> int:
     s = as_int("n_blocks", n_blocks, minimum=2)
     if s % 2:
-        raise StatsInputError(f"n_blocks: expected an even number of blocks, got {s}")
+        raise input_error(f"n_blocks: expected an even number of blocks, got {s}")
     if math.comb(s, s // 2) > MAX_SPLITS:
-        raise StatsInputError(
+        raise input_error(
             f"n_blocks: expected C(S, S/2) <= {MAX_SPLITS:,} splits, got S = {s} "
             f"({math.comb(s, s // 2):,} splits); 16 is the usual choice"
         )
@@ -145,7 +144,7 @@ def block_statistics(performance: ArrayLike, n_blocks: int = 16) -> BlockStats:
     s = _check_n_blocks(n_blocks)
     t, n = m.shape
     if t < s:
-        raise StatsInputError(
+        raise input_error(
             f"performance: expected at least n_blocks = {s} periods (rows), got {t}"
         )
     length = t // s
@@ -251,21 +250,21 @@ def pbo_from_block_stats(
     n, s = x_sum.shape
     _check_n_blocks(s)
     if n < 2:
-        raise StatsInputError(f"sums: expected at least 2 strategies (rows), got {n}")
+        raise input_error(f"sums: expected at least 2 strategies (rows), got {n}")
     cnt = as_float_array("counts", counts)
     if cnt.shape not in ((s,), (n, s)):
-        raise StatsInputError(
+        raise input_error(
             f"counts: expected shape ({s},) or ({n}, {s}) to match sums, got {cnt.shape}"
         )
     if bool(np.any(cnt < 1)) or bool(np.any(cnt != np.floor(cnt))):
-        raise StatsInputError("counts: expected positive integer period counts per block")
+        raise input_error("counts: expected positive integer period counts per block")
     cnt = np.broadcast_to(cnt, (n, s))
     if metric == "sharpe":
         if sums_sq is None:
-            raise StatsInputError("sums_sq: expected the per-block sums of squares for Sharpe")
+            raise input_error("sums_sq: expected the per-block sums of squares for Sharpe")
         x_sq = as_float_array("sums_sq", sums_sq, ndim=2)
         if x_sq.shape != (n, s):
-            raise StatsInputError(
+            raise input_error(
                 f"sums_sq: expected shape ({n}, {s}) to match sums, got {x_sq.shape}"
             )
     else:
@@ -279,7 +278,7 @@ def pbo_from_block_stats(
     out_sample = 1.0 - in_sample
     min_rows = float((np.sort(cnt, axis=1)[:, :half]).sum(axis=1).min())
     if metric == "sharpe" and min_rows < 2:
-        raise StatsInputError(
+        raise input_error(
             f"counts: expected at least 2 periods in each half for a Sharpe ratio, got "
             f"{min_rows:g}"
         )

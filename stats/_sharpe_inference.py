@@ -19,8 +19,8 @@ from stats._validation import (
     as_float,
     as_float_array,
     check_choice,
+    input_error,
 )
-from sweep.errors import StatsInputError
 
 ExpectedMaxMethod = Literal["gumbel", "exact"]
 EXPECTED_MAX_METHODS: tuple[str, ...] = ("gumbel", "exact")
@@ -40,11 +40,11 @@ _ANNUALISED_HINT = (
 def _check_per_period_sharpe(name: str, sharpe: FloatArray, n_obs: FloatArray | None) -> None:
     big = np.abs(np.nan_to_num(sharpe)) > _MAX_PER_PERIOD_SHARPE
     if n_obs is not None:
-        big = big & (np.broadcast_to(n_obs, big.shape) >= _DAILY_SIZE_N_OBS)
+        big = big & (n_obs >= _DAILY_SIZE_N_OBS)
     if bool(np.any(big)):
         worst = float(np.max(np.abs(np.nan_to_num(sharpe))))
         where = "" if n_obs is None else f" over >= {_DAILY_SIZE_N_OBS} periods"
-        raise StatsInputError(
+        raise input_error(
             f"{name}: expected a per-period Sharpe ratio (|SR| <= {_MAX_PER_PERIOD_SHARPE:g}"
             f"{where}), got {worst:g}; {_ANNUALISED_HINT}"
         )
@@ -57,7 +57,7 @@ def _check_raw_kurtosis(skew: FloatArray, kurtosis: FloatArray) -> None:
     if bool(np.any(bad)):
         k = float(np.broadcast_to(kurtosis, bad.shape)[bad].flat[0])
         s = float(np.broadcast_to(skew, bad.shape)[bad].flat[0])
-        raise StatsInputError(
+        raise input_error(
             f"kurtosis: expected RAW kurtosis (normal = 3) with kurtosis >= 1 + skew**2, got "
             f"{k:g} with skew {s:g}; EXCESS kurtosis (normal = 0) was probably passed: add 3"
         )
@@ -66,19 +66,21 @@ def _check_raw_kurtosis(skew: FloatArray, kurtosis: FloatArray) -> None:
 def _check_n_obs(n_obs: ArrayLike) -> FloatArray:
     t = as_float_array("n_obs", n_obs)
     if bool(np.any(t < 2)) or bool(np.any(t != np.floor(t))):
-        raise StatsInputError(
+        raise input_error(
             f"n_obs: expected integer period counts >= 2, got {np.unique(t)[:5].tolist()}"
         )
     return t
 
 
-def _sharpe_variance_factor(sharpe: FloatArray, skew: FloatArray, kurtosis: FloatArray) -> FloatArray:
+def _sharpe_variance_factor(
+    sharpe: FloatArray, skew: FloatArray, kurtosis: FloatArray
+) -> FloatArray:
     """``1 - skew*SR + (kurtosis - 1)/4 * SR**2``: (T - 1) times the variance of the SR."""
     factor: FloatArray = 1.0 - skew * sharpe + (kurtosis - 1.0) / 4.0 * sharpe * sharpe
     with np.errstate(invalid="ignore"):
         bad = factor <= 0
     if bool(np.any(bad)):
-        raise StatsInputError(
+        raise input_error(
             "skew, kurtosis: expected moments with 1 - skew*SR + (kurtosis-1)/4*SR**2 > 0, got "
             f"{float(np.broadcast_to(factor, bad.shape)[bad].flat[0]):g}; check the sign of "
             "the skew and that the kurtosis is RAW"
@@ -116,7 +118,7 @@ def _exact_expected_max(n: float) -> float:
 def expected_max_sharpe(
     n_trials: float, sharpe_std: float = 1.0, *, method: ExpectedMaxMethod = "gumbel"
 ) -> float:
-    r"""Expected maximum of ``n_trials`` independent null Sharpe ratios.
+    r"""Return the expected maximum of ``n_trials`` independent null Sharpe ratios.
 
     ``sharpe_std * E[max of n_trials i.i.d. standard normals]``.
 
@@ -161,15 +163,15 @@ def expected_max_sharpe(
     """
     n = as_float("n_trials", n_trials)
     if n < 1.0:
-        raise StatsInputError(f"n_trials: expected a number of trials >= 1, got {n_trials!r}")
+        raise input_error(f"n_trials: expected a number of trials >= 1, got {n_trials!r}")
     std = as_float("sharpe_std", sharpe_std)
     if std < 0:
-        raise StatsInputError(f"sharpe_std: expected a non-negative number, got {sharpe_std!r}")
+        raise input_error(f"sharpe_std: expected a non-negative number, got {sharpe_std!r}")
     check_choice("method", method, EXPECTED_MAX_METHODS)
     if method == "gumbel":
         return std * _gumbel_expected_max(n)
     if n > 1e15:
-        raise StatsInputError(
+        raise input_error(
             f"n_trials: expected at most 1e15 for method='exact', got {n:g}; use 'gumbel'"
         )
     return std * _exact_expected_max(n)
@@ -359,13 +361,13 @@ def deflated_sharpe_ratio(
     t = as_float("n_obs", n_obs)
     variance = as_float("trial_sharpe_variance", trial_sharpe_variance)
     if variance < 0:
-        raise StatsInputError(
+        raise input_error(
             f"trial_sharpe_variance: expected a non-negative variance, got {variance!r}"
         )
     if check_per_period:
         _check_per_period_sharpe("sharpe", np.asarray(sr), np.asarray(t))
         if math.sqrt(variance) > _MAX_PER_PERIOD_SHARPE_STD and t >= _DAILY_SIZE_N_OBS:
-            raise StatsInputError(
+            raise input_error(
                 "trial_sharpe_variance: expected the variance of PER-PERIOD Sharpe ratios "
                 f"(standard deviation <= {_MAX_PER_PERIOD_SHARPE_STD:g}), got {variance:g}; "
                 f"{_ANNUALISED_HINT}"
@@ -446,7 +448,7 @@ def min_track_record_length(
     bench = as_float_array("sharpe_benchmark", sharpe_benchmark)
     conf = as_float("confidence", confidence)
     if not 0.0 < conf < 1.0:
-        raise StatsInputError(f"confidence: expected a probability in (0, 1), got {confidence!r}")
+        raise input_error(f"confidence: expected a probability in (0, 1), got {confidence!r}")
     if check_per_period:
         _check_per_period_sharpe("sharpe", sr, None)
         _check_per_period_sharpe("sharpe_benchmark", bench, None)
@@ -468,8 +470,7 @@ def minimum_backtest_length(
     method: ExpectedMaxMethod = "gumbel",
     check_per_period: bool = True,
 ) -> float:
-    r"""Minimum backtest length: periods below which N skill-less trials expect a max Sharpe
-    of at least ``target_sharpe``.
+    r"""Minimum backtest length: periods for N skill-less trials not to fake ``target_sharpe``.
 
     ``MinBTL = (E[max of N standard normals] / target_sharpe)**2``: a null Sharpe estimated
     over ``T`` periods has standard deviation about ``1/sqrt(T)`` per period, so over
@@ -508,7 +509,7 @@ def minimum_backtest_length(
     """
     target = as_float("target_sharpe", target_sharpe)
     if not target > 0:
-        raise StatsInputError(f"target_sharpe: expected a positive Sharpe ratio, got {target!r}")
+        raise input_error(f"target_sharpe: expected a positive Sharpe ratio, got {target!r}")
     if check_per_period:
         _check_per_period_sharpe("target_sharpe", np.asarray(target), None)
     e_max = expected_max_sharpe(n_trials, 1.0, method=method)

@@ -11,8 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize
 
-from stats._validation import FloatArray, as_float, as_float_array, check_choice
-from sweep.errors import StatsInputError
+from stats._validation import FloatArray, as_float, as_float_array, check_choice, input_error
 
 GammaMode = Literal["fixed", "free"]
 GAMMA_MODES: tuple[str, ...] = ("fixed", "free")
@@ -21,7 +20,7 @@ GAMMA_MODES: tuple[str, ...] = ("fixed", "free")
 def _workers(name: str, workers: ArrayLike) -> FloatArray:
     p = as_float_array(name, workers)
     if bool(np.any(p < 1)):
-        raise StatsInputError(f"{name}: expected worker counts >= 1, got min {float(p.min())}")
+        raise input_error(f"{name}: expected worker counts >= 1, got min {float(p.min())}")
     return p
 
 
@@ -82,7 +81,7 @@ def usl_peak_workers(sigma: float, kappa: float) -> float:
     s = as_float("sigma", sigma)
     k = as_float("kappa", kappa)
     if k < 0 or not 0 <= s < 1:
-        raise StatsInputError(
+        raise input_error(
             f"sigma, kappa: expected 0 <= sigma < 1 and kappa >= 0, got {s!r} and {k!r}"
         )
     return math.inf if k == 0 else math.sqrt((1.0 - s) / k)
@@ -232,20 +231,20 @@ def fit_usl(
     x = as_float_array("throughput", throughput)
     check_choice("gamma", gamma, GAMMA_MODES)
     if p.ndim != 1 or x.shape != p.shape:
-        raise StatsInputError(
+        raise input_error(
             f"throughput: expected a 1-D array matching workers {p.shape}, got {x.shape}"
         )
     if len(np.unique(p)) < 3:
-        raise StatsInputError(
+        raise input_error(
             f"workers: expected at least 3 distinct worker counts, got {np.unique(p).tolist()}"
         )
     if bool(np.any(x <= 0)):
-        raise StatsInputError(f"throughput: expected positive values, got min {float(x.min())}")
+        raise input_error(f"throughput: expected positive values, got min {float(x.min())}")
 
     if gamma == "fixed":
         ones = p == 1
         if not bool(ones.any()):
-            raise StatsInputError(
+            raise input_error(
                 "workers: expected a measurement at 1 worker for gamma='fixed' (relative "
                 f"capacity C = X(p)/X(1)), got {sorted(set(p.tolist()))}; use gamma='free'"
             )
@@ -325,7 +324,7 @@ def gustafson_speedup(workers: ArrayLike, serial_fraction: float) -> FloatArray:
     p = _workers("workers", workers)
     a = as_float("serial_fraction", serial_fraction)
     if not 0.0 <= a <= 1.0:
-        raise StatsInputError(f"serial_fraction: expected a number in [0, 1], got {a!r}")
+        raise input_error(f"serial_fraction: expected a number in [0, 1], got {a!r}")
     out: FloatArray = p - a * (p - 1.0)
     return out
 
@@ -357,7 +356,7 @@ def task_efficiency(task_seconds: ArrayLike, overhead_seconds: ArrayLike) -> Flo
     t = as_float_array("task_seconds", task_seconds)
     o = as_float_array("overhead_seconds", overhead_seconds)
     if bool(np.any(t < 0)) or bool(np.any(o < 0)):
-        raise StatsInputError("task_seconds, overhead_seconds: expected non-negative durations")
+        raise input_error("task_seconds, overhead_seconds: expected non-negative durations")
     with np.errstate(divide="ignore", invalid="ignore"):
         out: FloatArray = np.where(t + o > 0, t / (t + o), 1.0)
     return out

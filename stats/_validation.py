@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from sweep.errors import StatsInputError
+if TYPE_CHECKING:
+    from sweep.errors import StatsInputError
 
 FloatArray = NDArray[np.float64]
+
+
+def input_error(message: str) -> StatsInputError:
+    """Build a ``sweep.errors.StatsInputError`` (a ``ValueError``) with ``message``.
+
+    The import is deferred to the moment of raising because ``sweep`` imports ``stats``:
+    importing ``sweep.errors`` while ``stats`` initialises would run ``sweep/__init__``
+    against a half-built ``stats``.
+    """
+    from sweep.errors import StatsInputError
+
+    return StatsInputError(message)
 
 
 def _describe(value: Any) -> str:
@@ -27,16 +40,16 @@ def as_float_array(
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise StatsInputError(
+        raise input_error(
             f"{name}: expected an array of real numbers, got {type(value).__name__}"
         ) from exc
     if ndim is not None and arr.ndim != ndim:
-        raise StatsInputError(
+        raise input_error(
             f"{name}: expected a {ndim}-D array, got {arr.ndim} dimensions (shape {arr.shape})"
         )
     if finite and arr.size and not bool(np.isfinite(arr).all()):
         bad = int((~np.isfinite(arr)).sum())
-        raise StatsInputError(f"{name}: expected finite values, got {bad} NaN or infinite")
+        raise input_error(f"{name}: expected finite values, got {bad} NaN or infinite")
     return arr
 
 
@@ -44,13 +57,13 @@ def as_float(name: str, value: Any, *, finite: bool = True) -> float:
     """Convert a scalar to ``float``, refusing arrays, NaN and (optionally) infinities."""
     arr = np.asarray(value)
     if arr.ndim != 0:
-        raise StatsInputError(f"{name}: expected a scalar, got {_describe(value)}")
+        raise input_error(f"{name}: expected a scalar, got {_describe(value)}")
     try:
         out = float(arr)
     except (TypeError, ValueError) as exc:
-        raise StatsInputError(f"{name}: expected a real number, got {value!r}") from exc
+        raise input_error(f"{name}: expected a real number, got {value!r}") from exc
     if math.isnan(out) or (finite and math.isinf(out)):
-        raise StatsInputError(f"{name}: expected a finite number, got {value!r}")
+        raise input_error(f"{name}: expected a finite number, got {value!r}")
     return out
 
 
@@ -58,7 +71,7 @@ def check_positive(name: str, value: float, *, strict: bool = True) -> float:
     """Refuse ``value <= 0`` (or ``< 0`` with ``strict=False``)."""
     if (strict and not value > 0) or (not strict and not value >= 0):
         bound = "positive" if strict else "non-negative"
-        raise StatsInputError(f"{name}: expected a {bound} number, got {value!r}")
+        raise input_error(f"{name}: expected a {bound} number, got {value!r}")
     return value
 
 
@@ -68,18 +81,19 @@ def as_int(name: str, value: Any, *, minimum: int | None = None) -> int:
         if isinstance(value, float | np.floating) and float(value).is_integer():
             value = int(value)
         else:
-            raise StatsInputError(f"{name}: expected an integer, got {value!r}")
+            raise input_error(f"{name}: expected an integer, got {value!r}")
     out = int(value)
     if minimum is not None and out < minimum:
-        raise StatsInputError(f"{name}: expected an integer >= {minimum}, got {out}")
+        raise input_error(f"{name}: expected an integer >= {minimum}, got {out}")
     return out
 
 
 def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     """Refuse a string that is not one of ``choices``, suggesting close matches."""
     if value not in choices:
-        from sweep.errors import close_matches
+        import difflib
 
-        hint = close_matches(str(value), choices)
-        raise StatsInputError(f"{name}: expected one of {choices}, got {value!r}.{hint}")
+        matches = difflib.get_close_matches(str(value), list(choices), n=3, cutoff=0.6)
+        hint = (" Did you mean " + " or ".join(repr(m) for m in matches) + "?") if matches else ""
+        raise input_error(f"{name}: expected one of {choices}, got {value!r}.{hint}")
     return value

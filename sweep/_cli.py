@@ -22,8 +22,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 class ExecutorKind(str, Enum):
@@ -242,7 +242,7 @@ def strategies() -> None:
 def main() -> None:
     """Console-script entry point: map errors to exit codes and one-paragraph messages."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except SweepError as exc:
         raise SystemExit(_fail(exc, exc.exit_code).exit_code) from None
     except typer.Exit as exc:
@@ -259,3 +259,4 @@ def main() -> None:
         if isinstance(exc, click.exceptions.Abort):
             raise SystemExit(130) from None
         raise
+    raise SystemExit(code if isinstance(code, int) else 0)

@@ -8,6 +8,7 @@ after the part being written, records the session as interrupted, and exits 130.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -24,7 +25,7 @@ from sweep._results import results_hash
 from sweep._spec import ResolvedSweep, SweepSpec, resolve
 from sweep._store import RunStore, utc_now
 from sweep._version import ENGINE_VERSION
-from sweep.errors import ConfigFailedError, RunFolderError
+from sweep.errors import ConfigFailedError, ExecutionError, RunFolderError
 from sweep.executors import BatchOutcome, Executor, make_executor
 
 OnError = Literal["record", "raise"]
@@ -190,7 +191,13 @@ def _run_session(
                 "(its batch was not written; rerun with --on-error record to keep going)"
             )
         t0 = time.perf_counter()
-        store.write_part(outcome.result.table, {**outcome.telemetry, "session": session_id})
+        try:
+            store.write_part(outcome.result.table, {**outcome.telemetry, "session": session_id})
+        except OSError as exc:
+            raise ExecutionError(
+                f"cannot write a part in {store.location!r}: {exc.strerror or exc}. Finished parts "
+                f"are intact; fix the cause (e.g. free disk space) and run: sweep resume {store.location}"
+            ) from exc
         store.heartbeat()
         computed += int(outcome.indices.shape[0])
         failed += outcome.result.n_errors
@@ -219,9 +226,10 @@ def _run_session(
         status = "interrupted"
         raise
     finally:
-        _finish_session(store, session_id, end=utc_now(), status=status, configs_computed=computed,
-                        configs_failed=failed, quarantined=quarantined,
-                        wall_seconds=time.perf_counter() - started)
+        with contextlib.suppress(OSError):  # best effort: the disk may be full
+            _finish_session(store, session_id, end=utc_now(), status=status,
+                            configs_computed=computed, configs_failed=failed,
+                            quarantined=quarantined, wall_seconds=time.perf_counter() - started)
     done_now = done + computed
     table_hash = results_hash(store.location) if done_now >= total else None
     failed_total = failed if done == 0 else _count_failed(store)

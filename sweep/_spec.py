@@ -128,6 +128,8 @@ class SweepSpec(_Model):
         """
         doc = self.to_dict()
         doc["data"].pop("path", None)
+        # The grid's key order fixes the canonical order of configs: keep it in the hash.
+        doc["grid"] = [[name, definition] for name, definition in self.grid.items()]
         return doc
 
     @property

@@ -160,7 +160,7 @@ class RunStore:
 
     def write_manifest(self, doc: dict[str, Any]) -> None:
         """Atomically replace ``manifest.json``."""
-        data = json.dumps(doc, indent=2, sort_keys=True).encode()
+        data = json.dumps(doc, indent=2).encode()  # key order matters: it orders the grid
         self.fs.write_atomic(self.manifest_path, data)
 
     def check_compatible(self, sweep: ResolvedSweep) -> dict[str, Any]:
@@ -289,7 +289,15 @@ class RunStore:
             return PartCheck(name, False, f"unreadable: {exc}")
         actual = _sha256(data)
         if actual != expected:
-            return PartCheck(name, False, f"sha256 of its {len(data)} bytes is {actual[:12]}..., name says {expected[:12]}...")
+            try:
+                pq.ParquetFile(pa.BufferReader(data)).metadata  # noqa: B018
+                kind = "altered"
+            except Exception:
+                kind = "truncated or not parquet"
+            return PartCheck(
+                name, False,
+                f"{kind}: sha256 of its {len(data)} bytes is {actual[:12]}..., the name says {expected[:12]}...",
+            )
         return PartCheck(name, True, "ok")
 
     def verify_parts(self) -> list[PartCheck]:

@@ -95,3 +95,10 @@ def test_cli_bad_input_exits_2_with_a_message_and_writes_nothing(tmp_path):
     assert "Did you mean 'momentum'?" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not run_dir.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+
+
+def test_grid_order_is_part_of_the_spec_identity():
+    a = spec_from_dict(small_spec_dict(grid={"lookback": [5, 10], "band": [0.0, 0.01]}))
+    b = spec_from_dict(small_spec_dict(grid={"band": [0.0, 0.01], "lookback": [5, 10]}))
+    assert a.spec_hash != b.spec_hash
+    assert spec_from_dict(a.to_dict()).spec_hash == a.spec_hash

@@ -1,0 +1,65 @@
+"""Pin the public API of ``stats`` (as httpx's tests/test_exported_members.py does)."""
+
+from __future__ import annotations
+
+import stats
+
+EXPECTED = {
+    "BLOCK_METHODS",
+    "AmortizationFit",
+    "AmortizationLaw",
+    "BlockStats",
+    "DeflatedSharpe",
+    "EffectiveTrials",
+    "MultipleTestingSummary",
+    "PBOResult",
+    "ReturnMoments",
+    "SPAResult",
+    "USLFit",
+    "annualised_sharpe",
+    "benjamini_hochberg_adjust",
+    "block_starts_and_lengths",
+    "block_statistics",
+    "bootstrap_pvalue",
+    "bootstrap_sharpe",
+    "deflated_sharpe_ratio",
+    "effective_number_of_trials",
+    "expected_max_sharpe",
+    "fit_amortization",
+    "fit_usl",
+    "gustafson_speedup",
+    "holm_adjust",
+    "min_track_record_length",
+    "minimum_backtest_length",
+    "multiple_testing_summary",
+    "pbo_from_block_stats",
+    "probabilistic_sharpe_ratio",
+    "probability_of_backtest_overfitting",
+    "return_moments",
+    "sharpe_ratio",
+    "spa_test",
+    "task_efficiency",
+    "usl_peak_workers",
+    "usl_throughput",
+}
+
+
+def test_all_is_pinned() -> None:
+    assert set(stats.__all__) == EXPECTED
+    assert len(stats.__all__) == len(EXPECTED)
+
+
+def test_every_export_exists_and_is_documented() -> None:
+    for name in stats.__all__:
+        obj = getattr(stats, name)
+        if callable(obj):
+            assert obj.__doc__, name
+
+
+def test_importing_stats_first_does_not_cycle_through_sweep() -> None:
+    import subprocess
+    import sys
+
+    code = "import stats, sweep.errors; print(stats.sharpe_ratio.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr

@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import rankdata
+
+from stats import (
+    block_statistics,
+    pbo_from_block_stats,
+    probability_of_backtest_overfitting,
+)
+from sweep.errors import StatsInputError
+
+
+def cscv_by_hand(m: np.ndarray, s: int) -> np.ndarray:
+    """Logits by the paper's recipe, split by split (as pypbo's ``pbo`` does)."""
+    t, n = m.shape
+    m = m[t % s :]
+    size = len(m) // s
+    blocks = [m[i * size : (i + 1) * size] for i in range(s)]
+    logits = []
+    for chosen in itertools.combinations(range(s), s // 2):
+        train = np.concatenate([blocks[i] for i in chosen])
+        test = np.concatenate([blocks[i] for i in range(s) if i not in chosen])
+        r = train.mean(axis=0) / train.std(axis=0, ddof=1)
+        r_bar = test.mean(axis=0) / test.std(axis=0, ddof=1)
+        w = rankdata(r_bar)[np.argmax(r)] / (n + 1)
+        logits.append(np.log(w / (1 - w)))
+    return np.array(logits)
+
+
+def test_matches_the_split_by_split_recipe() -> None:
+    m = np.random.default_rng(0).standard_normal((203, 12)) * 0.01
+    res = probability_of_backtest_overfitting(m, 6)
+    expected = cscv_by_hand(m, 6)
+    np.testing.assert_allclose(res.logits, expected, rtol=0, atol=1e-12)
+    assert res.pbo == np.mean(expected <= 0)
+    assert res.n_splits == 20 and res.n_blocks == 6 and res.n_strategies == 12
+    assert res.rows_dropped == 203 % 6 and res.n_obs_used == 6 * (203 // 6)
+
+
+def test_dominant_strategy_gives_pbo_near_zero() -> None:
+    rng = np.random.default_rng(1)
+    m = rng.standard_normal((800, 30)) * 0.01
+    m[:, 7] += 0.004  # a true edge of 0.4 standard deviations per period
+    res = probability_of_backtest_overfitting(m, 8)
+    assert res.pbo < 0.02
+    assert (res.best_in_sample == 7).mean() > 0.95
+    assert res.prob_oos_loss == 0.0
+
+
+def test_pure_noise_gives_pbo_near_one_half() -> None:
+    pbos = [
+        probability_of_backtest_overfitting(
+            np.random.default_rng(seed).standard_normal((480, 50)), 8
+        ).pbo
+        for seed in range(30)
+    ]
+    assert 0.38 < float(np.mean(pbos)) < 0.62
+
+
+def test_noise_degrades_out_of_sample() -> None:
+    res = probability_of_backtest_overfitting(
+        np.random.default_rng(4).standard_normal((960, 200)), 10
+    )
+    # In-sample winners of pure noise regress towards (below) zero out of sample.
+    assert res.degradation_slope < 0
+    assert 0.0 <= res.degradation_r2 <= 1.0
+    assert 0.2 < res.prob_oos_loss < 0.8
+    assert np.all((res.relative_ranks > 0) & (res.relative_ranks < 1))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    t=st.integers(min_value=40, max_value=200),
+    n=st.integers(min_value=2, max_value=15),
+    half=st.integers(min_value=1, max_value=4),
+    seed=st.integers(min_value=0, max_value=10_000),
+    metric=st.sampled_from(["sharpe", "mean"]),
+)
+def test_block_statistics_path_equals_matrix_path(
+    t: int, n: int, half: int, seed: int, metric: str
+) -> None:
+    s = 2 * half
+    m = np.random.default_rng(seed).standard_normal((t, n)) * 0.01 + 0.001
+    direct = probability_of_backtest_overfitting(m, s, metric=metric)  # type: ignore[arg-type]
+    # Sufficient statistics built independently, one block and one config at a time.
+    size = t // s
+    used = m[t % s :]
+    counts = np.full(s, size)
+    sums = np.empty((n, s))
+    sums_sq = np.empty((n, s))
+    for j in range(n):
+        for b in range(s):
+            chunk = used[b * size : (b + 1) * size, j]
+            sums[j, b] = chunk.sum()
+            sums_sq[j, b] = (chunk**2).sum()
+    from_stats = pbo_from_block_stats(counts, sums, sums_sq, metric=metric)  # type: ignore[arg-type]
+    assert from_stats.pbo == direct.pbo
+    np.testing.assert_allclose(from_stats.logits, direct.logits, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(from_stats.oos_performance, direct.oos_performance, rtol=1e-9)
+    # Per-strategy counts of shape (N, S) give the same answer as shared counts (S,).
+    per_config = pbo_from_block_stats(np.tile(counts, (n, 1)), sums, sums_sq, metric=metric)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(per_config.logits, from_stats.logits)
+
+
+def test_block_statistics_row_does_not_depend_on_the_batch() -> None:
+    m = np.random.default_rng(5).standard_normal((1001, 9))
+    together = block_statistics(m, 10)
+    alone = block_statistics(m[:, [4]], 10)
+    np.testing.assert_array_equal(alone.sums[0], together.sums[4])
+    np.testing.assert_array_equal(alone.sums_sq[0], together.sums_sq[4])
+    assert together.rows_dropped == 1 and together.counts.tolist() == [100] * 10
+
+
+def test_constant_strategy_ranks_last() -> None:
+    m = np.random.default_rng(6).standard_normal((400, 5))
+    m[:, 2] = 0.0
+    res = probability_of_backtest_overfitting(m, 4)
+    assert not np.any(res.best_in_sample == 2)
+    assert np.isfinite(res.logits).all()
+
+
+@pytest.mark.parametrize(
+    ("shape", "s", "match"),
+    [
+        ((100, 5), 7, "even"),
+        ((100, 5), 0, "n_blocks"),
+        ((10, 5), 16, "at least n_blocks"),
+        ((100, 1), 4, "at least 2 strategies"),
+        ((100, 5), 40, "splits"),
+        ((2, 3), 2, "at least 2 periods"),
+    ],
+)
+def test_bad_input_is_refused(shape: tuple[int, int], s: int, match: str) -> None:
+    m = np.random.default_rng(0).standard_normal(shape)
+    with pytest.raises(StatsInputError, match=match):
+        probability_of_backtest_overfitting(m, s)
+
+
+def test_sharpe_from_stats_needs_sums_of_squares() -> None:
+    with pytest.raises(StatsInputError, match="sums_sq"):
+        pbo_from_block_stats(np.full(4, 10), np.ones((3, 4)))
+    with pytest.raises(StatsInputError, match="counts"):
+        pbo_from_block_stats(np.full(3, 10), np.ones((3, 4)), np.ones((3, 4)))

@@ -1,0 +1,58 @@
+"""Strategies used by tests, importable by path (``tests.strategies_for_tests:Name``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from strategies import Param, StrategyOutput
+from strategies.momentum import Momentum
+
+
+class SlowMomentum(Momentum):
+    """Momentum that sleeps ``RAYSWEEP_TEST_SLEEP`` seconds per config (default 5 ms)."""
+
+    name = "slow_momentum"
+    version = os.environ.get("RAYSWEEP_TEST_STRATEGY_VERSION", "1")
+
+    def evaluate(self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]) -> StrategyOutput:
+        time.sleep(float(os.environ.get("RAYSWEEP_TEST_SLEEP", "0.005")) * len(params["lookback"]))
+        return super().evaluate(panel, params, rngs)
+
+
+class Raising(Momentum):
+    """Momentum that raises for lookbacks divisible by 13."""
+
+    name = "raising"
+    version = "1"
+
+    def evaluate(self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]) -> StrategyOutput:
+        bad = params["lookback"] % 13 == 0
+        if bad.any():
+            raise ValueError(f"lookback {int(params['lookback'][bad][0])} is unlucky")
+        return super().evaluate(panel, params, rngs)
+
+
+class PlantedEdge:
+    """Random-return strategies: config ``edge = e`` earns N(e * sigma, sigma) per period.
+
+    Uses the config's own strategy stream, so results are reproducible and batch-independent.
+    """
+
+    name = "planted_edge"
+    version = "1"
+    params = (
+        Param("member", "int", minimum=0, doc="which noise strategy"),
+        Param("edge", "float", default=0.0, doc="per-period Sharpe of the true edge"),
+    )
+
+    def evaluate(self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]) -> StrategyOutput:
+        n, t = params["member"].shape[0], panel.n_periods - 1
+        out = np.empty((n, t))
+        for i in range(n):
+            out[i] = rngs[i].standard_normal(t) * 0.01 + params["edge"][i] * 0.01
+        return StrategyOutput(out, np.zeros((n, t)), np.zeros(n, dtype=np.int64))

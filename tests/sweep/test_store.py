@@ -1,0 +1,227 @@
+"""The run folder with real processes and real files: kills, resumes, corruption, locks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sweep import load_results, results_hash, run_sweep, spec_from_dict
+from sweep._store import RunStore
+from tests.helpers import small_spec_dict, write_spec
+
+SLOW = "tests.strategies_for_tests:SlowMomentum"
+
+
+def slow_spec(**overrides):
+    doc = small_spec_dict(strategy={"name": SLOW}, grid={"lookback": {"start": 5, "stop": 245, "step": 4},
+                                                           "band": [0.0, 0.004, 0.008, 0.012, 0.016]})
+    doc.update(overrides)
+    return doc  # 300 configs
+
+
+def sweep_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "sweep", *args]
+
+
+def run_cli(*args: str, env=None, check=True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(sweep_cmd(*args), capture_output=True, text=True, env=env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}: {proc.stderr}")
+    return proc
+
+
+def folder_snapshot(path: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(path.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def reference_hash(tmp_path_factory) -> str:
+    run_dir = tmp_path_factory.mktemp("ref") / "run"
+    os.environ["RAYSWEEP_TEST_SLEEP"] = "0"
+    try:
+        summary = run_sweep(spec_from_dict(slow_spec()), run_dir, progress=False)
+    finally:
+        del os.environ["RAYSWEEP_TEST_SLEEP"]
+    assert summary.table_hash is not None and summary.done == 300
+    return summary.table_hash
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_then_resume_gives_the_same_hash(tmp_path, reference_hash):
+    spec = write_spec(tmp_path / "s.toml", slow_spec())
+    run_dir = tmp_path / "run"
+    rng = random.Random(1130)
+    env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0.01"}
+    kills = 0
+    for _ in range(4):
+        proc = subprocess.Popen(sweep_cmd("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "7", "--quiet"),
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(1.2, 2.5))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait()
+    assert kills >= 3
+    done_before = RunStore(run_dir).done_mask(300).sum()
+    assert 0 < done_before < 300
+    run_cli("resume", str(run_dir), "--quiet", env=env)
+    assert results_hash(run_dir) == reference_hash
+    manifest = RunStore(run_dir).read_manifest()
+    statuses = [s["status"] for s in manifest["sessions"]]
+    assert statuses.count("killed") >= 3 and statuses[-1] == "completed"
+    assert len(load_results(run_dir)) == 300
+
+
+def test_changing_batch_size_between_sessions_keeps_the_hash(tmp_path, reference_hash, monkeypatch):
+    monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
+    spec = spec_from_dict(slow_spec())
+    run_dir = tmp_path / "run"
+    first = run_sweep(spec, run_dir, batch_size=11, progress=False,
+                      executor=_StopAfter(3))
+    assert first.status == "completed" and 0 < first.done < 300
+    second = run_sweep(spec, run_dir, batch_size=40, progress=False)
+    assert second.computed == 300 - first.done
+    assert second.table_hash == reference_hash
+
+
+class _StopAfter:
+    """A local executor that runs only the first ``n`` batches (a stand-in for a session cut short)."""
+
+    name = "local"
+
+    def __init__(self, n: int) -> None:
+        from sweep.executors._local import LocalExecutor
+
+        self._inner, self._n = LocalExecutor(), n
+        self.workers = 1
+
+    def __getattr__(self, item):
+        return getattr(self._inner, item)
+
+    def run(self, batches):
+        for k, outcome in enumerate(self._inner.run(batches)):
+            yield outcome
+            if k + 1 >= self._n:
+                return
+
+
+def test_truncated_and_altered_parts_are_named_and_only_their_configs_recomputed(tmp_path, reference_hash, monkeypatch):
+    monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
+    run_dir = tmp_path / "run"
+    run_sweep(spec_from_dict(slow_spec()), run_dir, batch_size=50, progress=False)
+    parts = sorted((run_dir / "parts").iterdir())
+    truncated, altered = parts[1], parts[4]
+    lost = sum(len(RunStore(run_dir).read_part_columns(p.name, ["grid_index"])) for p in (truncated, altered))
+    truncated.write_bytes(truncated.read_bytes()[:-100])
+    data = bytearray(altered.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    altered.write_bytes(bytes(data))
+    proc = run_cli("verify", str(run_dir), check=False)
+    assert proc.returncode == 1
+    assert truncated.name in proc.stderr and altered.name in proc.stderr
+    assert f"{truncated.name}: truncated" in proc.stderr and f"{altered.name}: altered" in proc.stderr
+    summary = run_sweep(spec_from_dict(slow_spec()), run_dir, batch_size=50, progress=False)
+    assert summary.computed == lost == 100
+    assert sorted(summary.quarantined) == sorted([truncated.name, altered.name])
+    assert summary.table_hash == reference_hash
+    assert run_cli("verify", str(run_dir)).returncode == 0
+
+
+@pytest.mark.parametrize("change", ["spec", "data", "strategy_version", "metric"])
+def test_resume_with_a_different_sweep_is_refused_and_touches_nothing(tmp_path, change, monkeypatch):
+    monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
+    prices = tmp_path / "prices.csv"
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    close = 100 * np.exp(np.cumsum(rng.standard_normal((400, 2)) * 0.01, axis=0))
+    pd.DataFrame({"date": pd.bdate_range("2020-01-01", periods=400), "A": close[:, 0], "B": close[:, 1]}).to_csv(prices, index=False)
+    doc = slow_spec(data={"path": str(prices)}, grid={"lookback": [5, 10, 20], "band": [0.0, 0.01]})
+    spec_path = write_spec(tmp_path / "s.toml", doc)
+    run_dir = tmp_path / "run"
+    run_cli("run", str(spec_path), "--run-dir", str(run_dir), "--quiet")
+    before = folder_snapshot(run_dir)
+    env = dict(os.environ)
+    args = ["resume", str(run_dir), "--quiet"]
+    if change == "spec":
+        write_spec(spec_path, {**doc, "grid": {"lookback": [5, 10, 21], "band": [0.0, 0.01]}})
+        args = ["run", str(spec_path), "--run-dir", str(run_dir), "--quiet"]
+        expected = "the spec"
+    elif change == "data":
+        frame = pd.read_csv(prices)
+        frame.loc[100, "A"] *= 1.0000001
+        frame.to_csv(prices, index=False)
+        expected = "the data (fingerprint)"
+    elif change == "strategy_version":
+        env["RAYSWEEP_TEST_STRATEGY_VERSION"] = "2"
+        expected = "version: '1' -> '2'"
+    else:
+        write_spec(spec_path, {**doc, "metrics": {**doc["metrics"], "block_length": 11}})
+        args = ["run", str(spec_path), "--run-dir", str(run_dir), "--quiet"]
+        expected = "block_length: 10 -> 11"
+    proc = run_cli(*args, env=env, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert "belongs to another sweep" in proc.stderr and expected in proc.stderr.replace("\n", " ")
+    assert folder_snapshot(run_dir) == before
+
+
+@pytest.mark.slow
+def test_second_driver_is_refused_and_a_dead_drivers_lock_is_taken_over(tmp_path, reference_hash):
+    spec = write_spec(tmp_path / "s.toml", slow_spec())
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0.02"}
+    first = subprocess.Popen(sweep_cmd("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "5", "--quiet"),
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while not (run_dir / "lock").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    second = run_cli("run", str(spec), "--run-dir", str(run_dir), "--quiet", env=env, check=False)
+    assert second.returncode == 2 and "in use by another driver" in second.stderr
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    lock = json.loads((run_dir / "lock").read_text())
+    assert lock["pid"] == first.pid  # the dead driver's lock is still there
+    run_cli("resume", str(run_dir), "--quiet", env={**env, "RAYSWEEP_TEST_SLEEP": "0"})
+    manifest = RunStore(run_dir).read_manifest()
+    assert manifest["sessions"][-1]["took_over_lock"]["pid"] == first.pid
+    assert results_hash(run_dir) == reference_hash
+    assert not (run_dir / "lock").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_full_disk_leaves_no_partial_part_and_resume_completes(tmp_path, reference_hash):
+    mount = tmp_path / "small"
+    mount.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(mount)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        spec = write_spec(tmp_path / "s.toml", slow_spec())
+        run_dir = mount / "run"
+        env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0"}
+        proc = run_cli("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "10", "--quiet", env=env, check=False)
+        assert proc.returncode == 1, proc.stderr
+        assert "cannot write a part" in proc.stderr and "No space left on device" in proc.stderr
+        assert "Traceback" not in proc.stderr
+        leftovers = [p.name for p in run_dir.rglob(".tmp-*")]
+        assert leftovers == []
+        assert all(c.ok for c in RunStore(run_dir).verify_parts())
+        assert 0 < RunStore(run_dir).done_mask(300).sum() < 300
+        subprocess.run(["mount", "-o", "remount,size=64m", str(mount)], check=True)
+        run_cli("resume", str(run_dir), "--quiet", env=env)
+        assert results_hash(run_dir) == reference_hash
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
