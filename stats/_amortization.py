@@ -54,9 +54,7 @@ class AmortizationLaw:
     def __post_init__(self) -> None:
         """Refuse a negative overhead or a non-positive marginal cost."""
         if not self.overhead >= 0:
-            raise input_error(
-                f"overhead: expected a non-negative cost, got {self.overhead!r}"
-            )
+            raise input_error(f"overhead: expected a non-negative cost, got {self.overhead!r}")
         if not self.marginal > 0:
             raise input_error(f"marginal: expected a positive cost, got {self.marginal!r}")
         if self.per_call_marginal is not None and not self.per_call_marginal >= 0:

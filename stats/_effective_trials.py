@@ -60,9 +60,10 @@ class EffectiveTrials:
     eigen_method : str
         Where the eigenvalues behind ``li_ji`` and ``galwey`` came from: ``"gram"`` (the
         ``n_obs x n_obs`` Gram matrix, exact), ``"correlation"`` (the ``n x n``
-        correlation matrix, exact) or ``"sampled"`` (a sample of series, extrapolated).
+        correlation matrix, exact), ``"sampled"`` (a sample of series, extrapolated) or
+        ``"none"`` (not computed: ``li_ji`` and ``galwey`` are NaN).
     eigen_sample_size : int
-        Number of series behind the eigenvalues (``n`` unless sampled).
+        Number of series behind the eigenvalues (``n`` unless sampled; 0 for none).
     precision : str
         Floating-point type of the matrix products, ``"float64"`` or ``"float32"``.
     """
@@ -141,6 +142,7 @@ def effective_number_of_trials(
     precision: Precision = "float64",
     max_eigen_dim: int = 8192,
     block_rows: int = 2048,
+    eigenvalues: bool = True,
 ) -> EffectiveTrials:
     r"""Effective number of independent trials among N correlated return series.
 
@@ -172,6 +174,10 @@ def effective_number_of_trials(
         cores); above it the eigenvalues come from a sample.
     block_rows : int, default 2048
         Rows standardised and multiplied at a time (memory ``block_rows * n_periods``).
+    eigenvalues : bool, default True
+        Compute the eigenvalues behind ``li_ji`` and ``galwey``; with False those are NaN,
+        ``eigen_method`` is ``"none"`` and only the pairwise sums are computed (on
+        20,000 x 6,300 this saves the ~11 s eigendecomposition of the 6,300 x 6,300 Gram).
 
     Returns
     -------
@@ -273,7 +279,8 @@ def effective_number_of_trials(
     if method == "estimated" and size >= n:
         method = "exact"
 
-    eigenvalues: FloatArray | None = None
+    want_eigen = bool(eigenvalues)
+    eigen: FloatArray | None = None
     eigen_method = "sampled"
     se = 0.0
     if method == "exact":
@@ -281,14 +288,14 @@ def effective_number_of_trials(
         if t < n:
             gram = _gram(x, dtype, rows_per_block)
             sum_sq = _frobenius_sq_upper(gram)
-            if t <= eig_dim:
-                eigenvalues = _eigenvalues(gram.astype(np.float64), upper=True)
+            if want_eigen and t <= eig_dim:
+                eigen = _eigenvalues(gram.astype(np.float64), upper=True)
                 eigen_method = "gram"
-        elif n <= eig_dim:
+        elif want_eigen and n <= eig_dim:
             z = _standardised(x, dtype)
             corr = np.asarray(z @ z.T, dtype=np.float64)
             sum_sq = float((corr * corr).sum())
-            eigenvalues = _eigenvalues(corr)
+            eigen = _eigenvalues(corr)
             eigen_method = "correlation"
         else:
             sum_sq = _tiled_sum_sq(x, dtype, rows_per_block)
@@ -304,18 +311,21 @@ def effective_number_of_trials(
         se_mean_sq = 2.0 * float(off_row.std(ddof=1)) / math.sqrt(size)
         sum_sq = n + n * (n - 1.0) * mean_sq
         se = n * n * n * (n - 1.0) * se_mean_sq / (sum_sq * sum_sq)
-        if size <= eig_dim:
-            eigenvalues = _eigenvalues(corr)
+        if want_eigen and size <= eig_dim:
+            eigen = _eigenvalues(corr)
 
-    if eigenvalues is None:
+    if want_eigen and eigen is None:
         # Exact pairs but too many eigenvalues to compute: take them from a sample.
         eig_size = min(size, eig_dim, n)
         idx = _sample_rows(n, eig_size, rng)
         z = _standardised(x[idx], dtype)
-        eigenvalues = _eigenvalues(np.asarray(z @ z.T, dtype=np.float64))
+        eigen = _eigenvalues(np.asarray(z @ z.T, dtype=np.float64))
         eigen_method = "sampled"
-    eigen_size = n if eigen_method != "sampled" else len(eigenvalues)
-    scale = n / eigen_size
+    if eigen is None:
+        eigen_method, eigen_size = "none", 0
+    else:
+        eigen_size = n if eigen_method != "sampled" else len(eigen)
+    scale = n / eigen_size if eigen_size else math.nan
     # rank(R) <= min(n, t - 1) bounds Galwey by the rank and Li-Ji by twice the rank; the
     # bounds bind only on extrapolated (sampled) values.
     rank = min(n, t - 1)
@@ -341,8 +351,8 @@ def effective_number_of_trials(
         mean_pairwise_correlation=float(mean_corr),
         mean_sq_pairwise_correlation=float(mean_sq),
         nyholt=_clamp(nyholt, n),
-        li_ji=_clamp(min(_li_ji(eigenvalues) * scale, 2.0 * rank), n),
-        galwey=_clamp(min(_galwey(eigenvalues) * scale, float(rank)), n),
+        li_ji=math.nan if eigen is None else _clamp(min(_li_ji(eigen) * scale, 2.0 * rank), n),
+        galwey=math.nan if eigen is None else _clamp(min(_galwey(eigen) * scale, rank), n),
         eigen_method=eigen_method,
         eigen_sample_size=eigen_size,
         precision=precision,

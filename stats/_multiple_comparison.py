@@ -315,12 +315,18 @@ def spa_test(
     ab = _import_arch_bootstrap()
     losses = -np.ascontiguousarray(x.T)
     benchmark = np.zeros(t)
-    spa = ab.SPA(benchmark, losses, block_size=size, reps=n_reps, bootstrap=bootstrap,
-                 seed=spa_rng)
+    spa = ab.SPA(benchmark, losses, block_size=size, reps=n_reps, bootstrap=bootstrap, seed=spa_rng)
     spa.compute()
     pv = spa.pvalues
-    stepm = ab.StepM(benchmark, losses, size=level, block_size=size, reps=n_reps,
-                     bootstrap=bootstrap, seed=stepm_rng)
+    stepm = ab.StepM(
+        benchmark,
+        losses,
+        size=level,
+        block_size=size,
+        reps=n_reps,
+        bootstrap=bootstrap,
+        seed=stepm_rng,
+    )
     stepm.compute()
     superior = np.sort(np.asarray([int(i) for i in stepm.superior_models], dtype=np.int64))
     return SPAResult(

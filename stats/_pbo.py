@@ -144,9 +144,7 @@ def block_statistics(performance: ArrayLike, n_blocks: int = 16) -> BlockStats:
     s = _check_n_blocks(n_blocks)
     t, n = m.shape
     if t < s:
-        raise input_error(
-            f"performance: expected at least n_blocks = {s} periods (rows), got {t}"
-        )
+        raise input_error(f"performance: expected at least n_blocks = {s} periods (rows), got {t}")
     length = t // s
     dropped = t - s * length
     rows = np.ascontiguousarray(m[dropped:].T).reshape(n, s, length)
@@ -264,9 +262,7 @@ def pbo_from_block_stats(
             raise input_error("sums_sq: expected the per-block sums of squares for Sharpe")
         x_sq = as_float_array("sums_sq", sums_sq, ndim=2)
         if x_sq.shape != (n, s):
-            raise input_error(
-                f"sums_sq: expected shape ({n}, {s}) to match sums, got {x_sq.shape}"
-            )
+            raise input_error(f"sums_sq: expected shape ({n}, {s}) to match sums, got {x_sq.shape}")
     else:
         x_sq = np.zeros((n, s))
 
@@ -279,8 +275,7 @@ def pbo_from_block_stats(
     min_rows = float((np.sort(cnt, axis=1)[:, :half]).sum(axis=1).min())
     if metric == "sharpe" and min_rows < 2:
         raise input_error(
-            f"counts: expected at least 2 periods in each half for a Sharpe ratio, got "
-            f"{min_rows:g}"
+            f"counts: expected at least 2 periods in each half for a Sharpe ratio, got {min_rows:g}"
         )
 
     best = np.empty(n_splits, dtype=np.int64)

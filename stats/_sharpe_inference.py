@@ -105,13 +105,18 @@ def _exact_expected_max(n: float) -> float:
     log_n = math.log(n)
 
     def integrand(x: float) -> float:
-        return x * math.exp(log_n - 0.5 * x * x - 0.5 * math.log(2.0 * math.pi)
-                            + (n - 1.0) * float(special.log_ndtr(x)))
+        return x * math.exp(
+            log_n
+            - 0.5 * x * x
+            - 0.5 * math.log(2.0 * math.pi)
+            + (n - 1.0) * float(special.log_ndtr(x))
+        )
 
     centre = math.sqrt(2.0 * log_n)
     points = [centre - 2.0, centre - 0.5, centre, centre + 0.5, centre + 2.0]
-    value, _ = integrate.quad(integrand, -12.0, centre + 12.0, points=points, limit=400,
-                              epsabs=1e-13, epsrel=1e-12)
+    value, _ = integrate.quad(
+        integrand, -12.0, centre + 12.0, points=points, limit=400, epsabs=1e-13, epsrel=1e-12
+    )
     return float(value)
 
 

@@ -174,23 +174,37 @@ def _least_squares(
 ) -> FloatArray:
     """Unbounded Levenberg-Marquardt; if it leaves the bounds, a bounded trust-region fit."""
     res = optimize.least_squares(
-        fun, start, jac=jac, method="lm", args=args,
-        xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=20_000,
+        fun,
+        start,
+        jac=jac,
+        method="lm",
+        args=args,
+        xtol=1e-15,
+        ftol=1e-15,
+        gtol=1e-15,
+        max_nfev=20_000,
     )
     theta: FloatArray = np.asarray(res.x, dtype=np.float64)
     if bool(np.all(theta >= lower)) and bool(np.all(theta <= upper)) and res.success:
         return theta
     res = optimize.least_squares(
-        fun, np.clip(start, lower, upper), jac=jac, method="trf", bounds=(lower, upper),
-        args=args, x_scale="jac", xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=20_000,
+        fun,
+        np.clip(start, lower, upper),
+        jac=jac,
+        method="trf",
+        bounds=(lower, upper),
+        args=args,
+        x_scale="jac",
+        xtol=1e-15,
+        ftol=1e-15,
+        gtol=1e-15,
+        max_nfev=20_000,
     )
     out: FloatArray = np.asarray(res.x, dtype=np.float64)
     return out
 
 
-def fit_usl(
-    workers: ArrayLike, throughput: ArrayLike, *, gamma: GammaMode = "fixed"
-) -> USLFit:
+def fit_usl(workers: ArrayLike, throughput: ArrayLike, *, gamma: GammaMode = "fixed") -> USLFit:
     r"""Fit the Universal Scalability Law to measured (workers, throughput) pairs.
 
     Parameters
@@ -259,7 +273,8 @@ def fit_usl(
         start = np.append(_linearised_start(p, x / g0), g0)
         lower, upper = np.array([0.0, 0.0, 0.0]), np.array([1.0, np.inf, np.inf])
         s, k, g = _least_squares(
-            _throughput_residuals, _throughput_jacobian, start, lower, upper, (p, x))
+            _throughput_residuals, _throughput_jacobian, start, lower, upper, (p, x)
+        )
     predicted = g * p / (1.0 + s * (p - 1.0) + k * p * (p - 1.0))
     residuals = x - predicted
     ss_tot = float(((x - x.mean()) ** 2).sum())

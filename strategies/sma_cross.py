@@ -48,18 +48,14 @@ def simple_moving_average(prices: NDArray[np.float64], window: int) -> NDArray[n
     return out
 
 
-def _sma_from_cumsum(
-    running: NDArray[np.float64], window: int, out: NDArray[np.float64]
-) -> None:
+def _sma_from_cumsum(running: NDArray[np.float64], window: int, out: NDArray[np.float64]) -> None:
     out[: window - 1] = np.nan
     out[window - 1] = running[window - 1] / window
     np.subtract(running[window:], running[:-window], out=out[window:])
     out[window:] /= window
 
 
-def held_state(
-    fast_sma: NDArray[np.float64], slow_sma: NDArray[np.float64]
-) -> NDArray[np.bool_]:
+def held_state(fast_sma: NDArray[np.float64], slow_sma: NDArray[np.float64]) -> NDArray[np.bool_]:
     """Whether the crossover strategy holds the asset after each close.
 
     Parameters
@@ -92,13 +88,15 @@ def held_state(
     has_below = below.any(axis=-1, keepdims=True)
     first_below = np.where(has_below, below.argmax(axis=-1, keepdims=True), n_bars)
     started = bars > first_below
-    tied = d == 0.0
-    if not tied.any():
-        return above & started
+    held: NDArray[np.bool_]
+    if not (d == 0.0).any():
+        held = above & started
+        return held
     # Ties: carry the last non-tied state forward (index of the latest above/below bar).
     last = np.where(above | below, bars, 0)
     np.maximum.accumulate(last, axis=-1, out=last)
-    return np.take_along_axis(above, last, axis=-1) & started
+    held = np.take_along_axis(above, last, axis=-1) & started
+    return held
 
 
 class SmaCross:
@@ -213,9 +211,15 @@ class SmaCross:
             contiguous = rows.shape[0] == n  # one asset: rows are 0..n-1 in order
             for lo in range(0, rows.shape[0], _CHUNK):
                 sel = rows[lo : lo + _CHUNK]
-                held = held_state(smas[fast_slot[lo : lo + _CHUNK]], smas[slow_slot[lo : lo + _CHUNK]])
+                held = held_state(
+                    smas[fast_slot[lo : lo + _CHUNK]], smas[slow_slot[lo : lo + _CHUNK]]
+                )
                 before, after = held[:, :-1], held[:, 1:]
-                out = returns[lo : lo + _CHUNK] if contiguous else np.empty((sel.shape[0], n_periods - 1))
+                out = (
+                    returns[lo : lo + _CHUNK]
+                    if contiguous
+                    else np.empty((sel.shape[0], n_periods - 1))
+                )
                 np.multiply(before, asset_returns, out=out)
                 np.add(out, 0.0, out=out)  # -0.0 (flat on a down period) -> +0.0
                 r, c = np.divmod(np.flatnonzero(before != after), n_periods - 1)

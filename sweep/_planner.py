@@ -22,7 +22,9 @@ from numpy.typing import NDArray
 
 from sweep.executors._base import BatchOutcome, Executor
 
-#: First and second pilot batch sizes (the second grows until it runs long enough to time).
+#: The first pilot batch; later pilots grow (x4, then x2) until one runs at least
+#: PILOT_MIN_SECONDS and 4 times the first, or the pilots reach a tenth of the work.
+#: b and the fixed in-task cost are the slope and intercept of a line through all pilots.
 PILOT_FIRST = 16
 PILOT_MIN_SECONDS = 0.3
 
@@ -140,29 +142,30 @@ def plan_batches(
         size, clamps = clamp_batch(math.inf, n_todo, workers, 0.0, settings)
         return BatchPlan(batch_size=size, source="small sweep (no pilot)", clamps=clamps), todo
     pilot_rows: list[dict[str, float]] = []
-    used = 0
-    sizes = [PILOT_FIRST]
-    timings: list[tuple[int, float, float, int]] = []
-    while len(timings) < 2:
-        size = sizes[-1]
+    used, size, nbytes = 0, PILOT_FIRST, 0
+    budget = max(2 * PILOT_FIRST, n_todo // 10)
+    while True:
         batch = todo[used : used + size]
         outcome = next(iter(executor.run([batch])))
         used += batch.shape[0]
         write_s = on_pilot(outcome)
         compute = float(outcome.telemetry["compute_seconds"])
         nbytes = int(outcome.result.table.nbytes)
-        timings.append((batch.shape[0], compute, write_s, nbytes))
         pilot_rows.append({"configs": float(batch.shape[0]), "compute_seconds": compute,
                            "write_seconds": write_s})
-        if len(timings) == 1:
-            per = max(compute / size, 1e-7)
-            nxt = int(min(max(4 * size, PILOT_MIN_SECONDS / per), (n_todo - used) // 4))
-            sizes.append(max(nxt, size + 1))
-    (n1, t1, _, _), (n2, t2, w2, bytes2) = timings
-    b = max((t2 - t1) / (n2 - n1), t2 / n2 * 1e-3)
-    fixed = max(t1 - b * n1, 0.0)
-    transport = executor.measure_overhead(bytes2)
-    driver_write = w2 if workers == 1 else 0.0
+        first = pilot_rows[0]["compute_seconds"]
+        long_enough = len(pilot_rows) >= 2 and compute >= max(PILOT_MIN_SECONDS, 4 * first)
+        if long_enough or used + 2 * size > budget:
+            break
+        size *= 2 if len(pilot_rows) > 1 else 4
+    sizes = np.array([r["configs"] for r in pilot_rows])
+    seconds = np.array([r["compute_seconds"] for r in pilot_rows])
+    b, fixed = np.polyfit(sizes, seconds, 1) if len(pilot_rows) >= 2 else (seconds[0] / sizes[0], 0.0)
+    b = float(max(b, seconds[-1] / sizes[-1] / 4))  # a noisy fit must not make b vanish
+    fixed = float(max(fixed, 0.0))
+    write_s = pilot_rows[-1]["write_seconds"]
+    transport = executor.measure_overhead(nbytes)
+    driver_write = write_s if workers == 1 else 0.0
     overhead = transport + fixed + driver_write
     law = settings.target_efficiency * overhead / (b * (1 - settings.target_efficiency))  # TODO-stats
     remaining = todo[used:]

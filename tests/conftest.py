@@ -28,3 +28,51 @@ def small_sweep(small_panel) -> ResolvedSweep:  # type: ignore[no-untyped-def]
     return resolve(spec_from_dict(small_spec_dict()), small_panel)
 
 
+
+
+def assert_loopback_only() -> None:
+    """Fail loudly if Ray's node address is anything but loopback (see DESIGN, Testing Ray)."""
+    import ipaddress
+
+    import ray
+
+    addresses = {ray.util.get_node_ip_address()} | {n["NodeManagerAddress"] for n in ray.nodes()}
+    bad = [a for a in addresses if not ipaddress.ip_address(a).is_loopback]
+    if bad:
+        ray.shutdown()
+        pytest.fail(
+            f"Ray bound non-loopback addresses {bad}: run the suite through scripts/test, which "
+            "uses a loopback-only network namespace (unshare -n)",
+            pytrace=False,
+        )
+
+
+@pytest.fixture(scope="session")
+def ray_env(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """Token auth and temp files in a temporary folder, never in the home directory."""
+    import secrets
+
+    folder = tmp_path_factory.mktemp("ray")
+    token = folder / "auth_token"
+    token.write_text(secrets.token_hex(32))
+    saved = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH", "RAY_TMPDIR")}
+    os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token),
+                       "RAY_TMPDIR": str(folder)})
+    os.environ.pop("RAY_AUTH_TOKEN", None)
+    yield folder
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="module")
+def ray_local(ray_env):  # type: ignore[no-untyped-def]
+    """A one-node local Ray with 2 CPUs, shared by a test module."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    assert_loopback_only()
+    yield ray
+    ray.shutdown()

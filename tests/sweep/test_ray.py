@@ -1,0 +1,101 @@
+"""The Ray executor on one local node: one hash everywhere, errors, the planner."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sweep import PlannerSettings, resolve, run_sweep, spec_from_dict
+from sweep._store import RunStore
+from sweep.errors import ConfigFailedError
+from sweep.executors._ray import RayExecutor
+from tests.helpers import small_spec_dict
+
+pytestmark = pytest.mark.ray
+
+
+@pytest.fixture(scope="module")
+def local_hash(tmp_path_factory) -> str:
+    summary = run_sweep(spec_from_dict(small_spec_dict()), tmp_path_factory.mktemp("l") / "r", progress=False)
+    assert summary.table_hash
+    return summary.table_hash
+
+
+@pytest.mark.parametrize("batch_size", [None, 1, 7, 60])
+def test_ray_gives_the_local_hash_for_any_batch_size(ray_local, tmp_path, local_hash, batch_size):
+    summary = run_sweep(spec_from_dict(small_spec_dict()), tmp_path / "r", executor="ray",
+                        batch_size=batch_size, progress=False)
+    assert summary.table_hash == local_hash
+    telemetry = RunStore(tmp_path / "r").read_telemetry().to_pandas()
+    assert telemetry["n_configs"].sum() == 60
+    assert (telemetry["start_time"] >= telemetry["submit_time"] - 1).all()
+    assert (telemetry["end_time"] >= telemetry["start_time"]).all()
+    assert set(telemetry["attempt"]) == {0}
+    if batch_size == 1:
+        assert telemetry["worker"].nunique() >= 1 and len(telemetry) == 60
+
+
+def test_failing_configs_are_recorded_or_stop_the_sweep(ray_local, tmp_path):
+    doc = small_spec_dict(strategy={"name": "tests.strategies_for_tests:Raising"},
+                          grid={"lookback": {"start": 5, "stop": 45}, "band": [0.0, 0.01]})
+    summary = run_sweep(spec_from_dict(doc), tmp_path / "rec", executor="ray", batch_size=8, progress=False)
+    from sweep import load_results
+
+    frame = load_results(tmp_path / "rec")
+    bad = frame[frame["status"] == "error"]
+    assert sorted(set(bad["lookback"])) == [13, 26, 39]
+    assert summary.failed == len(bad) == 6
+    assert bad["error"].str.contains("is unlucky").all()
+    assert frame.loc[frame["status"] == "ok", "sharpe"].notna().all()
+    assert np.isnan(bad["sharpe"]).all()
+    with pytest.raises(ConfigFailedError, match="unlucky"):
+        run_sweep(spec_from_dict(doc), tmp_path / "raise", executor="ray", batch_size=8,
+                  on_error="raise", progress=False)
+    manifest = RunStore(tmp_path / "raise").read_manifest()
+    assert manifest["sessions"][-1]["status"] == "failed"
+    done = RunStore(tmp_path / "raise").done_mask(80)
+    assert not done[np.flatnonzero(np.isin(np.repeat(np.arange(5, 45), 2), [13, 26, 39]))].any()
+
+
+def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_local):
+    sweep = resolve(spec_from_dict(small_spec_dict(
+        grid={"lookback": {"start": 5, "stop": 1000}, "band": [0.0, 0.001, 0.002, 0.004]},
+        data={"source": "synthetic", "years": 5},
+    )))
+    todo = np.arange(len(sweep.grid), dtype=np.int64)
+    from sweep._planner import plan_batches
+
+    plans = {}
+    settings = PlannerSettings(min_tasks_per_worker=1, max_task_seconds=1e9)
+    for delay in (0.0, 0.02, 0.08):
+        executor = RayExecutor(noop_delay=delay)
+        executor.start(sweep)
+        plan, _ = plan_batches(executor, todo, None, lambda outcome: 0.0, settings)
+        executor.close()
+        plans[delay] = plan
+        law = 0.99 * plan.overhead_seconds / (plan.per_config_seconds * 0.01)
+        assert plan.law_batch == pytest.approx(law)
+    # The measured O grows by at least the injected delay (it is in worker-seconds; a loaded
+    # machine adds more), and B*(f) grows with it: O/b sets the batch.
+    t = {d: p.transport_seconds for d, p in plans.items()}
+    assert t[0.02] - t[0.0] > 0.8 * 0.02
+    assert t[0.08] - t[0.02] > 0.8 * 0.06
+    assert plans[0.08].law_batch > 2 * plans[0.02].law_batch > 2 * plans[0.0].law_batch
+    for p in plans.values():
+        remaining = len(todo) - sum(r["configs"] for r in p.pilot)
+        assert p.batch_size == min(int(np.ceil(remaining / 2)), int(np.ceil(p.law_batch)))
+
+
+def test_clamps_hold_on_a_small_grid(ray_local, tmp_path):
+    summary = run_sweep(spec_from_dict(small_spec_dict(grid={"lookback": {"start": 5, "stop": 405}, "band": [0.0]},
+                                                       data={"source": "synthetic", "years": 4})),
+                        tmp_path / "r", executor="ray", progress=False,
+                        planner=PlannerSettings(max_task_seconds=0.05))
+    plan = summary.plan
+    assert plan["source"].startswith("auto")
+    remaining = 400 - sum(r["configs"] for r in plan["pilot"])
+    assert plan["batch_size"] <= np.ceil(remaining / (2 * 4))
+    assert plan["batch_size"] <= max(1, 0.05 / plan["per_config_seconds"])
+    assert plan["clamps"]
+    manifest = RunStore(tmp_path / "r").read_manifest()
+    assert manifest["sessions"][-1]["plan"]["batch_size"] == plan["batch_size"]
