@@ -114,7 +114,7 @@ class SmaCross:
     ``fast = vbt.MA.run(close, fast_windows)``, ``slow = vbt.MA.run(close, slow_windows)``,
     ``vbt.Portfolio.from_signals(close, fast.ma_crossed_above(slow),
     fast.ma_crossed_below(slow), fees=fees)`` (size ``inf``, long only, default cash): the
-    same signals bar for bit (same SMA arithmetic, see :func:`simple_moving_average`, and the
+    same signals bar for bar (same SMA arithmetic, see :func:`simple_moving_average`, and the
     same NaN and tie handling, see :func:`held_state`), and total returns equal to rounding.
 
     Conventions of the output, over the ``T - 1`` periods ``t = 1 .. T-1`` (period ``t`` runs
@@ -128,7 +128,9 @@ class SmaCross:
     - ``turnover``: the absolute change of the invested weight at the close that ends the
       period: 1.0 in an entry or exit period (0 -> 1 or 1 -> 0), else 0.0. A trade is thus
       recorded in the same period as its fee (at the end of the period, where vectorbt books
-      it), not at the start of the next one.
+      it). This differs from :func:`strategies._protocol.signed_positions_output` (momentum,
+      wma_trend), which books a trade made at close ``t`` and its cost in period ``t + 1``;
+      here it is booked in period ``t`` so that the equity matches vectorbt's at every close.
     - ``n_trades``: entries plus exits (position changes; a round trip counts 2, a position
       still open at the end counts 1); equals ``turnover.sum(axis=1)``.
 
