@@ -15,9 +15,10 @@ if TYPE_CHECKING:
 
 
 class Momentum:
-    """Per asset: long if the trailing ``lookback``-period log return exceeds ``band``, short if
-    it is below ``-band``, else flat; equal weight ``1/A`` across the ``A`` assets.
+    """Time-series momentum with a dead band.
 
+    Per asset: long if the trailing ``lookback``-period log return exceeds ``band``, short if
+    it is below ``-band``, else flat; equal weight ``1/A`` across the ``A`` assets.
     The position formed at the close of period ``t`` earns the simple return from ``t`` to
     ``t + 1`` (no look-ahead); until ``lookback`` periods of history exist the book is flat.
     ``cost`` is charged per unit of one-way turnover (sum of absolute weight changes) in the

@@ -38,7 +38,9 @@ def weighted_moving_average(prices: NDArray[np.float64], window: int) -> NDArray
 
 
 class WmaTrend:
-    """Long an asset while its close is above its ``window``-period weighted moving average,
+    """Trend filter on a weighted moving average.
+
+    Long an asset while its close is above its ``window``-period weighted moving average,
     else flat; equal weight across assets; the position formed at ``t`` earns ``t -> t+1``.
     """
 

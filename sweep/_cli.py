@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,21 +26,21 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
 
-class ExecutorKind(str, Enum):
+class ExecutorKind(StrEnum):
     """Where batches run."""
 
     local = "local"
     ray = "ray"
 
 
-class OnErrorMode(str, Enum):
+class OnErrorMode(StrEnum):
     """What a config that raises does to the sweep."""
 
     record = "record"
     raise_ = "raise"
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     """Output formats of ``sweep results``."""
 
     table = "table"
@@ -66,25 +66,49 @@ def _parse_batch_size(text: str) -> int | None:
     return value
 
 
-RunDirOpt = Annotated[Path | None, typer.Option("--run-dir", help="Run folder (default: runs/<spec name>).")]
+RunDirOpt = Annotated[
+    Path | None, typer.Option("--run-dir", help="Run folder (default: runs/<spec name>).")
+]
 ExecutorOpt = Annotated[ExecutorKind, typer.Option("--executor", help="Where batches run.")]
-AddressOpt = Annotated[str | None, typer.Option("--address", envvar="RAY_ADDRESS", help="Ray cluster to join.")]
-WorkersOpt = Annotated[int | None, typer.Option("--workers", min=1, help="Cap on Ray CPUs for a local cluster.")]
-BatchOpt = Annotated[str, typer.Option("--batch-size", help="'auto' (amortization law) or configs per task.")]
-OnErrorOpt = Annotated[OnErrorMode, typer.Option("--on-error", help="record: keep going; raise: stop at the first failing config.")]
+AddressOpt = Annotated[
+    str | None, typer.Option("--address", envvar="RAY_ADDRESS", help="Ray cluster to join.")
+]
+WorkersOpt = Annotated[
+    int | None, typer.Option("--workers", min=1, help="Cap on Ray CPUs for a local cluster.")
+]
+BatchOpt = Annotated[
+    str, typer.Option("--batch-size", help="'auto' (amortization law) or configs per task.")
+]
+OnErrorOpt = Annotated[
+    OnErrorMode,
+    typer.Option("--on-error", help="record: keep going; raise: stop at the first failing config."),
+]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 
-def _execute(spec: SweepSpec, run_dir: Path, executor: ExecutorKind, address: str | None,
-             workers: int | None, batch_size: str, on_error: OnErrorMode, quiet: bool) -> None:
+def _execute(
+    spec: SweepSpec,
+    run_dir: Path,
+    executor: ExecutorKind,
+    address: str | None,
+    workers: int | None,
+    batch_size: str,
+    on_error: OnErrorMode,
+    quiet: bool,
+) -> None:
     from sweep._driver import run_sweep
 
     size = _parse_batch_size(batch_size)
     try:
         summary = run_sweep(
-            spec, run_dir, executor=executor.value, batch_size=size,
-            on_error=on_error.value,  # type: ignore[arg-type]
-            progress=not quiet, address=address, workers=workers,
+            spec,
+            run_dir,
+            executor=executor.value,
+            batch_size=size,
+            on_error="raise" if on_error is OnErrorMode.raise_ else "record",
+            progress=not quiet,
+            address=address,
+            workers=workers,
         )
     except KeyboardInterrupt:
         err.print(
@@ -94,7 +118,8 @@ def _execute(spec: SweepSpec, run_dir: Path, executor: ExecutorKind, address: st
         raise typer.Exit(130) from None
     lines = [
         f"run folder: {summary.run_dir}",
-        f"configs:    {summary.done:,} / {summary.total:,} done ({summary.computed:,} computed now, "
+        f"configs:    {summary.done:,} / {summary.total:,} done "
+        f"({summary.computed:,} computed now, "
         f"{summary.failed:,} failed)",
         f"batch size: {summary.plan.get('batch_size')} ({summary.plan.get('source')})",
     ]
@@ -121,8 +146,16 @@ def run(
     """Run a sweep (or continue it, if the run folder already holds it)."""
     sweep_spec = load_spec(spec)
     _parse_batch_size(batch_size)
-    _execute(sweep_spec, run_dir or Path("runs") / sweep_spec.name, executor, address, workers,
-             batch_size, on_error, quiet)
+    _execute(
+        sweep_spec,
+        run_dir or Path("runs") / sweep_spec.name,
+        executor,
+        address,
+        workers,
+        batch_size,
+        on_error,
+        quiet,
+    )
 
 
 @app.command()
@@ -157,13 +190,29 @@ def status(
         out.print_json(json.dumps(info))
         return
     table = Table(show_header=False, box=None)
-    for key in ("name", "total", "done", "failed", "remaining", "parts", "last_activity", "table_hash"):
+    for key in (
+        "name",
+        "total",
+        "done",
+        "failed",
+        "remaining",
+        "parts",
+        "last_activity",
+        "table_hash",
+    ):
         table.add_row(key, str(info[key]))
     out.print(table)
     sessions = Table("session", "start", "end", "host", "executor", "status", "computed")
     for s in info["sessions"]:
-        sessions.add_row(str(s["id"]), s["start"], str(s.get("end")), s["host"], s.get("executor", ""),
-                         s["status"], str(s.get("configs_computed", "")))
+        sessions.add_row(
+            str(s["id"]),
+            s["start"],
+            str(s.get("end")),
+            s["host"],
+            s.get("executor", ""),
+            s["status"],
+            str(s.get("configs_computed", "")),
+        )
     out.print(sessions)
 
 
@@ -175,7 +224,10 @@ def verify(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None
     report = verify_run(run_dir)
     for check in report["bad_parts"]:
         err.print(f"BAD PART parts/{check['name']}: {check['reason']}", highlight=False)
-    out.print(f"parts verified: {report['good_parts']} good, {len(report['bad_parts'])} bad", highlight=False)
+    out.print(
+        f"parts verified: {report['good_parts']} good, {len(report['bad_parts'])} bad",
+        highlight=False,
+    )
     if report["bad_parts"]:
         err.print("resume the sweep to recompute the configs of the bad parts", highlight=False)
         raise typer.Exit(1)
@@ -189,7 +241,9 @@ def results(
     run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
     top: Annotated[int | None, typer.Option("--top", min=1, help="Only the best K rows.")] = None,
     sort: Annotated[str, typer.Option("--sort", help="Metric to sort by (descending).")] = "sharpe",
-    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.table,
+    fmt: Annotated[
+        OutputFormat, typer.Option("--format", help="Output format.")
+    ] = OutputFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
 ) -> None:
     """Print or export a run folder's results."""
@@ -211,7 +265,11 @@ def results(
         else:
             Console(file=output.open("w"), width=400).print(table)
         return
-    text = frame.to_csv(index=False) if fmt is OutputFormat.csv else frame.to_json(orient="records", indent=1)
+    text = (
+        frame.to_csv(index=False)
+        if fmt is OutputFormat.csv
+        else frame.to_json(orient="records", indent=1)
+    )
     if output is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
@@ -234,7 +292,10 @@ def strategies() -> None:
     table = Table("strategy", "version", "parameters")
     for name in available_strategies():
         s = get_strategy(name)
-        params = ", ".join(f"{p.name}: {p.kind}" + (f" = {p.default}" if p.default is not None else "") for p in s.params)
+        params = ", ".join(
+            f"{p.name}: {p.kind}" + (f" = {p.default}" if p.default is not None else "")
+            for p in s.params
+        )
         table.add_row(name, s.version, params)
     out.print(table)
 

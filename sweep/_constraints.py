@@ -81,7 +81,9 @@ class Constraint:
             (isinstance(node, ast.BinOp) and type(node.op) in _BINARY)
             or (isinstance(node, ast.Compare) and all(type(o) in _COMPARE for o in node.ops))
             or isinstance(node, ast.BoolOp)
-            or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub | ast.UAdd))
+            or (
+                isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.USub | ast.UAdd)
+            )
         )
         if not allowed:
             raise GridError(
@@ -116,7 +118,9 @@ class Constraint:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.BinOp):
-            return _BINARY[type(node.op)](self._eval(node.left, values), self._eval(node.right, values))
+            return _BINARY[type(node.op)](
+                self._eval(node.left, values), self._eval(node.right, values)
+            )
         if isinstance(node, ast.UnaryOp):
             operand = self._eval(node.operand, values)
             if isinstance(node.op, ast.Not):
@@ -125,10 +129,10 @@ class Constraint:
         if isinstance(node, ast.BoolOp):
             parts = [np.asarray(self._eval(v, values), dtype=bool) for v in node.values]
             combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
-            out = parts[0]
+            combined = parts[0]
             for part in parts[1:]:
-                out = combine(out, part)
-            return out
+                combined = combine(combined, part)
+            return combined
         if isinstance(node, ast.Compare):
             left = self._eval(node.left, values)
             out: Any = True

@@ -91,7 +91,12 @@ def panel_fingerprint(panel: Panel) -> str:
 
 
 def make_panel(
-    dates: Any, assets: Any, close: Any, fields: dict[str, Any] | None = None, *, source: str = "panel"
+    dates: Any,
+    assets: Any,
+    close: Any,
+    fields: dict[str, Any] | None = None,
+    *,
+    source: str = "panel",
 ) -> Panel:
     """Validate arrays and build a :class:`Panel`.
 

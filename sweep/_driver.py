@@ -99,7 +99,7 @@ def run_sweep(
     progress: bool = True,
     address: str | None = None,
     workers: int | None = None,
-    planner: PlannerSettings = PlannerSettings(),
+    planner: PlannerSettings | None = None,
 ) -> RunSummary:
     """Run (or continue) a sweep in a run folder.
 
@@ -122,8 +122,8 @@ def run_sweep(
         Show a progress bar on a terminal.
     address, workers : optional
         Ray cluster address and CPU cap (Ray executor only).
-    planner : PlannerSettings
-        Targets of the batch-size planner.
+    planner : PlannerSettings, optional
+        Targets of the batch-size planner (default :class:`PlannerSettings()`).
 
     Returns
     -------
@@ -131,6 +131,7 @@ def run_sweep(
         What this session did and, when complete, the table hash.
     """
     sweep = spec if isinstance(spec, ResolvedSweep) else resolve(spec)
+    planner = planner or PlannerSettings()
     if batch_size is not None and batch_size < 1:
         raise RunFolderError(f"--batch-size: expected a positive integer, got {batch_size}")
     if on_error not in ("record", "raise"):
@@ -143,18 +144,24 @@ def run_sweep(
             if session.get("status") == "running":
                 session["status"] = "killed"
         session_id = len(manifest["sessions"]) + 1
-        exe = make_executor(executor, address=address, workers=workers) if isinstance(executor, str) else executor
-        manifest["sessions"].append({
-            "id": session_id,
-            "start": utc_now(),
-            "end": None,
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "engine_version": ENGINE_VERSION,
-            "executor": exe.name,
-            "status": "running",
-            "took_over_lock": lock["took_over"],
-        })
+        exe = (
+            make_executor(executor, address=address, workers=workers)
+            if isinstance(executor, str)
+            else executor
+        )
+        manifest["sessions"].append(
+            {
+                "id": session_id,
+                "start": utc_now(),
+                "end": None,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "engine_version": ENGINE_VERSION,
+                "executor": exe.name,
+                "status": "running",
+                "took_over_lock": lock["took_over"],
+            }
+        )
         store.write_manifest(manifest)
         return _run_session(store, sweep, exe, session_id, batch_size, on_error, progress, planner)
 
@@ -196,7 +203,8 @@ def _run_session(
         except OSError as exc:
             raise ExecutionError(
                 f"cannot write a part in {store.location!r}: {exc.strerror or exc}. Finished parts "
-                f"are intact; fix the cause (e.g. free disk space) and run: sweep resume {store.location}"
+                "are intact; fix the cause (e.g. free disk space) and run: "
+                f"sweep resume {store.location}"
             ) from exc
         store.heartbeat()
         computed += int(outcome.indices.shape[0])
@@ -208,13 +216,16 @@ def _run_session(
             if todo.shape[0]:
                 exe.start(sweep)
                 try:
+
                     def on_pilot(outcome: BatchOutcome) -> float:
                         seconds = write(outcome)
                         bar.advance(int(outcome.indices.shape[0]), 0.0)
                         return seconds
 
                     plan, todo = plan_batches(exe, todo, batch_size, on_pilot, planner)
-                    _finish_session(store, session_id, plan=plan.to_dict(), executor_info=exe.describe())
+                    _finish_session(
+                        store, session_id, plan=plan.to_dict(), executor_info=exe.describe()
+                    )
                     for outcome in exe.run(_batches(todo, plan.batch_size)):
                         write(outcome)
                         elapsed = time.perf_counter() - started
@@ -227,16 +238,32 @@ def _run_session(
         raise
     finally:
         with contextlib.suppress(OSError):  # best effort: the disk may be full
-            _finish_session(store, session_id, end=utc_now(), status=status,
-                            configs_computed=computed, configs_failed=failed,
-                            quarantined=quarantined, wall_seconds=time.perf_counter() - started)
+            _finish_session(
+                store,
+                session_id,
+                end=utc_now(),
+                status=status,
+                configs_computed=computed,
+                configs_failed=failed,
+                quarantined=quarantined,
+                wall_seconds=time.perf_counter() - started,
+            )
     done_now = done + computed
     table_hash = results_hash(store.location) if done_now >= total else None
     failed_total = failed if done == 0 else _count_failed(store)
     if table_hash is not None:
         _finish_session(store, session_id, table_hash=table_hash)
-    return RunSummary(store.location, total, done_now, failed_total, computed, quarantined,
-                      table_hash, plan.to_dict(), status)
+    return RunSummary(
+        store.location,
+        total,
+        done_now,
+        failed_total,
+        computed,
+        quarantined,
+        table_hash,
+        plan.to_dict(),
+        status,
+    )
 
 
 def _count_failed(store: RunStore) -> int:

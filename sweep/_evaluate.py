@@ -46,8 +46,10 @@ def results_schema(sweep: ResolvedSweep) -> pa.Schema:
     :func:`sweep._metrics.config_metrics`.
     """
     sum_names, sq_names = block_columns(sweep.spec.metrics.pbo_blocks)
-    fields = [pa.field("config_id", pa.string(), nullable=False),
-              pa.field("grid_index", pa.int64(), nullable=False)]
+    fields = [
+        pa.field("config_id", pa.string(), nullable=False),
+        pa.field("grid_index", pa.int64(), nullable=False),
+    ]
     fields += [pa.field(a.name, _arrow_type(a.values), nullable=False) for a in sweep.grid.axes]
     fields += [pa.field("status", pa.string(), nullable=False), pa.field("error", pa.string())]
     fields += [pa.field(n, pa.int64(), nullable=False) for n in INT_METRICS[:2]]
@@ -119,7 +121,11 @@ def _evaluate_rows(
     root = sweep.spec.seed
     strategy_rngs = _LazyGenerators([config_stream(root, c, STRATEGY_STREAM) for c in ids])
     reps = sweep.spec.metrics.bootstrap_reps
-    boot_rngs = [np.random.default_rng(config_stream(root, c, BOOTSTRAP_STREAM)) for c in ids] if reps else []
+    boot_rngs = (
+        [np.random.default_rng(config_stream(root, c, BOOTSTRAP_STREAM)) for c in ids]
+        if reps
+        else []
+    )
     errors: list[str | None] = [None] * n
     try:
         output = _checked(sweep.strategy.evaluate(sweep.panel, params, strategy_rngs), n, t)
@@ -129,8 +135,14 @@ def _evaluate_rows(
         for j in range(n):
             one = {k: v[j : j + 1] for k, v in params.items()}
             try:
-                out = _checked(sweep.strategy.evaluate(sweep.panel, one, strategy_rngs[j : j + 1]), 1, t)
-                returns[j], turnover[j], trades[j] = out.returns[0], out.turnover[0], out.n_trades[0]
+                out = _checked(
+                    sweep.strategy.evaluate(sweep.panel, one, strategy_rngs[j : j + 1]), 1, t
+                )
+                returns[j], turnover[j], trades[j] = (
+                    out.returns[0],
+                    out.turnover[0],
+                    out.n_trades[0],
+                )
             except Exception as exc:
                 errors[j] = f"{type(exc).__name__}: {exc}"
         output = StrategyOutput(returns, turnover, trades)

@@ -47,8 +47,13 @@ class Axis:
     def describe(self) -> dict[str, Any]:
         """Return a JSON-ready description (name, dtype, size, first and last value)."""
         first, last = self.values[0].item(), self.values[-1].item()
-        return {"name": self.name, "dtype": str(self.values.dtype), "size": len(self),
-                "first": first, "last": last}
+        return {
+            "name": self.name,
+            "dtype": str(self.values.dtype),
+            "size": len(self),
+            "first": first,
+            "last": last,
+        }
 
 
 def axis_from_definition(name: str, definition: Any) -> Axis:
@@ -85,9 +90,7 @@ def axis_from_definition(name: str, definition: Any) -> Axis:
                 raise GridError(f"{where}.step: expected a non-zero integer, got 0")
             values = np.arange(start, stop, step, dtype=np.int64)
             if values.size == 0:
-                raise GridError(
-                    f"{where}: range(start={start}, stop={stop}, step={step}) is empty"
-                )
+                raise GridError(f"{where}: range(start={start}, stop={stop}, step={step}) is empty")
             return Axis(name, values)
         if keys == {"linspace"}:
             spec = definition["linspace"]
@@ -98,7 +101,9 @@ def axis_from_definition(name: str, definition: Any) -> Axis:
                 raise GridError(f"{where}.linspace: num must be a positive integer, got {num!r}")
             for label, v in (("start", start), ("stop", stop)):
                 if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                    raise GridError(f"{where}.linspace {label}: expected a finite number, got {v!r}")
+                    raise GridError(
+                        f"{where}.linspace {label}: expected a finite number, got {v!r}"
+                    )
             return Axis(name, np.linspace(float(start), float(stop), num))
         raise GridError(
             f"{where}: expected a list, {{values = [...]}}, {{start, stop, step}} or "
@@ -176,7 +181,9 @@ class Grid:
                 raise GridError(f"grid.zip: each group needs at least two names, got {list(group)}")
             for n in group:
                 if n not in by_name:
-                    raise GridError(f"grid.zip: {n!r} is not a grid parameter (parameters: {names})")
+                    raise GridError(
+                        f"grid.zip: {n!r} is not a grid parameter (parameters: {names})"
+                    )
                 if n in group_of:
                     raise GridError(f"grid.zip: {n!r} appears in more than one group")
                 group_of[n] = g

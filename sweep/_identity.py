@@ -152,8 +152,11 @@ def config_ids(strategy: str, version: str, params: Mapping[str, Sequence[object
     keys = [json.dumps(n, ensure_ascii=False) + ":" for n in names]
     head = '{"params":{'
     tail = (
-        '},"strategy":' + json.dumps(strategy, ensure_ascii=False)
-        + ',"version":' + json.dumps(version, ensure_ascii=False) + "}"
+        '},"strategy":'
+        + json.dumps(strategy, ensure_ascii=False)
+        + ',"version":'
+        + json.dumps(version, ensure_ascii=False)
+        + "}"
     )
     columns = [[json.dumps(_tag(v), ensure_ascii=False) for v in params[n]] for n in names]
     out = []

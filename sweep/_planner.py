@@ -56,11 +56,18 @@ class BatchPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (NaN written as null)."""
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
+        return {
+            k: (None if isinstance(v, float) and math.isnan(v) else v)
+            for k, v in asdict(self).items()
+        }
 
 
 def clamp_batch(
-    law_batch: float, n_todo: int, workers: int, per_config_seconds: float, settings: PlannerSettings
+    law_batch: float,
+    n_todo: int,
+    workers: int,
+    per_config_seconds: float,
+    settings: PlannerSettings,
 ) -> tuple[int, list[str]]:
     """Clamp the law's batch size; return it and a sentence per clamp that bound it.
 
@@ -151,8 +158,9 @@ def plan_batches(
         write_s = on_pilot(outcome)
         compute = float(outcome.telemetry["compute_seconds"])
         nbytes = int(outcome.result.table.nbytes)
-        pilot_rows.append({"configs": float(batch.shape[0]), "compute_seconds": compute,
-                           "write_seconds": write_s})
+        pilot_rows.append(
+            {"configs": float(batch.shape[0]), "compute_seconds": compute, "write_seconds": write_s}
+        )
         first = pilot_rows[0]["compute_seconds"]
         long_enough = len(pilot_rows) >= 2 and compute >= max(PILOT_MIN_SECONDS, 4 * first)
         if long_enough or used + 2 * size > budget:
@@ -160,14 +168,18 @@ def plan_batches(
         size *= 2 if len(pilot_rows) > 1 else 4
     sizes = np.array([r["configs"] for r in pilot_rows])
     seconds = np.array([r["compute_seconds"] for r in pilot_rows])
-    b, fixed = np.polyfit(sizes, seconds, 1) if len(pilot_rows) >= 2 else (seconds[0] / sizes[0], 0.0)
+    b, fixed = (
+        np.polyfit(sizes, seconds, 1) if len(pilot_rows) >= 2 else (seconds[0] / sizes[0], 0.0)
+    )
     b = float(max(b, seconds[-1] / sizes[-1] / 4))  # a noisy fit must not make b vanish
     fixed = float(max(fixed, 0.0))
     write_s = pilot_rows[-1]["write_seconds"]
     transport = executor.measure_overhead(nbytes)
     driver_write = write_s if workers == 1 else 0.0
     overhead = transport + fixed + driver_write
-    law = settings.target_efficiency * overhead / (b * (1 - settings.target_efficiency))  # TODO-stats
+    law = (
+        settings.target_efficiency * overhead / (b * (1 - settings.target_efficiency))
+    )  # TODO-stats
     remaining = todo[used:]
     size, clamps = clamp_batch(law, remaining.shape[0], workers, b, settings)
     plan = BatchPlan(

@@ -271,13 +271,19 @@ def _coerce_axis(axis: Axis, param: Param) -> Axis:
     kind = values.dtype.kind
     if param.kind == "int":
         if kind != "i":
-            raise GridError(f"{where}: expected integers, got {values.dtype} values like {values[0].item()!r}")
+            raise GridError(
+                f"{where}: expected integers, got {values.dtype} values like {values[0].item()!r}"
+            )
     elif param.kind == "float":
         if kind not in "if":
-            raise GridError(f"{where}: expected numbers, got {values.dtype} values like {values[0].item()!r}")
+            raise GridError(
+                f"{where}: expected numbers, got {values.dtype} values like {values[0].item()!r}"
+            )
         values = values.astype(np.float64)
     elif param.kind == "bool" and kind != "b":
-        raise GridError(f"{where}: expected true/false, got {values.dtype} values like {values[0].item()!r}")
+        raise GridError(
+            f"{where}: expected true/false, got {values.dtype} values like {values[0].item()!r}"
+        )
     if param.minimum is not None and (values < param.minimum).any():
         bad = values[values < param.minimum][0].item()
         raise GridError(f"{where}: expected values >= {param.minimum}, got {bad!r}")

@@ -35,7 +35,9 @@ def run_status(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     for name in parts:
         t = store.read_part_columns(name, ["grid_index", "status"])
         idx = t.column(0).to_numpy()
-        fresh = [i for i in idx.tolist() if i not in seen] if len(seen) < 2_000_000 else idx.tolist()
+        fresh = (
+            [i for i in idx.tolist() if i not in seen] if len(seen) < 2_000_000 else idx.tolist()
+        )
         seen.update(fresh)
         status = t.column(1).to_numpy(zero_copy_only=False)
         failed += int((status != "ok").sum())
@@ -95,7 +97,8 @@ def results_frame(run_dir: str | os.PathLike[str], sort: str, top: int | None) -
     frame = load_results(run_dir)
     if sort not in frame.columns:
         raise SweepError(
-            f"--sort: unknown column {sort!r}; choose from {[c for c in frame.columns if not c.startswith('blk_')]}."
+            f"--sort: unknown column {sort!r}; choose from "
+            f"{[c for c in frame.columns if not c.startswith('blk_')]}."
             + close_matches(sort, frame.columns)
         )
     frame = frame.sort_values(sort, ascending=False, na_position="last", kind="stable")

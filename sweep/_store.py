@@ -107,7 +107,8 @@ def describe_differences(recorded: dict[str, Any], current: dict[str, Any]) -> l
         if recorded.get(key) != current.get(key):
             if isinstance(current.get(key), dict) and isinstance(recorded.get(key), dict):
                 sub = sorted(
-                    k for k in set(recorded[key]) | set(current[key])
+                    k
+                    for k in set(recorded[key]) | set(current[key])
                     if recorded[key].get(k) != current[key].get(k)
                 )
                 detail = ", ".join(
@@ -115,7 +116,9 @@ def describe_differences(recorded: dict[str, Any], current: dict[str, Any]) -> l
                 )
                 out.append(f"{label} ({detail})")
             else:
-                out.append(f"{label} ({str(recorded.get(key))[:16]}... -> {str(current.get(key))[:16]}...)")
+                out.append(
+                    f"{label} ({str(recorded.get(key))[:16]}... -> {str(current.get(key))[:16]}...)"
+                )
     return out
 
 
@@ -151,10 +154,13 @@ class RunStore:
                 f"run folder {self.location!r}: no manifest.json (not a raysweep run folder)"
             ) from exc
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RunFolderError(f"run folder {self.location!r}: manifest.json is corrupt: {exc}") from exc
+            raise RunFolderError(
+                f"run folder {self.location!r}: manifest.json is corrupt: {exc}"
+            ) from exc
         if doc.get("format") != FORMAT:
             raise RunFolderError(
-                f"run folder {self.location!r}: manifest format {doc.get('format')!r}, expected {FORMAT!r}"
+                f"run folder {self.location!r}: manifest format {doc.get('format')!r}, "
+                f"expected {FORMAT!r}"
             )
         return doc
 
@@ -232,8 +238,12 @@ class RunStore:
             ``{"took_over": previous lock or None}``.
         """
         pid = os.getpid()
-        mine = {"pid": pid, "host": socket.gethostname(), "proc_start": _process_start(pid),
-                "since": utc_now()}
+        mine = {
+            "pid": pid,
+            "host": socket.gethostname(),
+            "proc_start": _process_start(pid),
+            "since": utc_now(),
+        }
         data = json.dumps(mine).encode()
         took_over = None
         if not self.fs.create_exclusive(self.lock_path, data):
@@ -268,7 +278,11 @@ class RunStore:
     # --- parts -------------------------------------------------------------------------
     def part_names(self) -> list[str]:
         """File names of every part currently in ``parts/``."""
-        return [n for n in self.fs.listdir(self.fs.join(PARTS)) if n.startswith("part-") and n.endswith(".parquet")]
+        return [
+            n
+            for n in self.fs.listdir(self.fs.join(PARTS))
+            if n.startswith("part-") and n.endswith(".parquet")
+        ]
 
     def write_part(self, table: pa.Table, telemetry: dict[str, Any]) -> str:
         """Write one finished batch atomically, then its telemetry row; return the part name."""
@@ -295,8 +309,10 @@ class RunStore:
             except Exception:
                 kind = "truncated or not parquet"
             return PartCheck(
-                name, False,
-                f"{kind}: sha256 of its {len(data)} bytes is {actual[:12]}..., the name says {expected[:12]}...",
+                name,
+                False,
+                f"{kind}: sha256 of its {len(data)} bytes is {actual[:12]}..., "
+                f"the name says {expected[:12]}...",
             )
         return PartCheck(name, True, "ok")
 

@@ -1,4 +1,4 @@
-"""The results-table hash (invariant 3): sha256 over a documented canonical byte form.
+r"""The results-table hash (invariant 3): sha256 over a documented canonical byte form.
 
 Recipe (``raysweep-table-v1``), computable with pyarrow alone (see the README):
 
@@ -39,7 +39,9 @@ def _column_bytes(column: pa.ChunkedArray) -> list[bytes]:
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         lengths = pc.fill_null(pc.binary_length(arr), -1).to_numpy(zero_copy_only=False)
         arr = arr.cast(pa.large_string())
-        offsets = np.frombuffer(arr.buffers()[1], dtype="<i8")[arr.offset : arr.offset + len(arr) + 1]
+        offsets = np.frombuffer(arr.buffers()[1], dtype="<i8")[
+            arr.offset : arr.offset + len(arr) + 1
+        ]
         data = arr.buffers()[2]
         body = b"" if data is None else data.to_pybytes()[offsets[0] : offsets[-1]]
         return [lengths.astype("<i8").tobytes(), body]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,8 +25,6 @@ def small_panel():  # type: ignore[no-untyped-def]
 @pytest.fixture
 def small_sweep(small_panel) -> ResolvedSweep:  # type: ignore[no-untyped-def]
     return resolve(spec_from_dict(small_spec_dict()), small_panel)
-
-
 
 
 def assert_loopback_only() -> None:
@@ -56,8 +53,9 @@ def ray_env(tmp_path_factory):  # type: ignore[no-untyped-def]
     token = folder / "auth_token"
     token.write_text(secrets.token_hex(32))
     saved = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH", "RAY_TMPDIR")}
-    os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token),
-                       "RAY_TMPDIR": str(folder)})
+    os.environ.update(
+        {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_TMPDIR": str(folder)}
+    )
     os.environ.pop("RAY_AUTH_TOKEN", None)
     yield folder
     for key, value in saved.items():

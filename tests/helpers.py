@@ -13,7 +13,10 @@ def small_spec_dict(**overrides: Any) -> dict[str, Any]:
         "seed": 7,
         "data": {"source": "synthetic", "years": 4},
         "strategy": {"name": "momentum"},
-        "grid": {"lookback": {"start": 5, "stop": 125, "step": 8}, "band": [0.0, 0.005, 0.01, 0.02]},
+        "grid": {
+            "lookback": {"start": 5, "stop": 125, "step": 8},
+            "band": [0.0, 0.005, 0.01, 0.02],
+        },
         "metrics": {"bootstrap_reps": 20, "block_length": 10, "pbo_blocks": 8},
     }
     doc.update(overrides)

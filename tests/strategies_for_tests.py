@@ -19,7 +19,9 @@ class SlowMomentum(Momentum):
     name = "slow_momentum"
     version = os.environ.get("RAYSWEEP_TEST_STRATEGY_VERSION", "1")
 
-    def evaluate(self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]) -> StrategyOutput:
+    def evaluate(
+        self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]
+    ) -> StrategyOutput:
         time.sleep(float(os.environ.get("RAYSWEEP_TEST_SLEEP", "0.005")) * len(params["lookback"]))
         return super().evaluate(panel, params, rngs)
 
@@ -30,7 +32,9 @@ class Raising(Momentum):
     name = "raising"
     version = "1"
 
-    def evaluate(self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]) -> StrategyOutput:
+    def evaluate(
+        self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]
+    ) -> StrategyOutput:
         bad = params["lookback"] % 13 == 0
         if bad.any():
             raise ValueError(f"lookback {int(params['lookback'][bad][0])} is unlucky")
@@ -50,7 +54,9 @@ class PlantedEdge:
         Param("edge", "float", default=0.0, doc="per-period Sharpe of the true edge"),
     )
 
-    def evaluate(self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]) -> StrategyOutput:
+    def evaluate(
+        self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]
+    ) -> StrategyOutput:
         n, t = params["member"].shape[0], panel.n_periods - 1
         out = np.empty((n, t))
         for i in range(n):

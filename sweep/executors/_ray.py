@@ -9,6 +9,7 @@ Ray (it is recorded per config by :func:`sweep._evaluate.evaluate_batch`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import statistics
@@ -33,13 +34,15 @@ def _attempt_number() -> int:
     try:
         import ray
 
-        worker = ray._private.worker.global_worker
+        worker: Any = ray._private.worker.global_worker
         return int(worker.core_worker.get_current_task_attempt_number())
     except Exception:  # private API: telemetry only
         return -1
 
 
-def _evaluate_task(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> tuple[BatchResult, dict[str, Any]]:
+def _evaluate_task(
+    sweep: ResolvedSweep, indices: NDArray[np.int64]
+) -> tuple[BatchResult, dict[str, Any]]:
     import ray
 
     start = time.time()
@@ -80,8 +83,13 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, workers: int | None = None,
-                 in_flight_per_worker: int = 2, noop_delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        workers: int | None = None,
+        in_flight_per_worker: int = 2,
+        noop_delay: float = 0.0,
+    ) -> None:
         self.address = address
         self.requested_workers = workers
         self.in_flight_per_worker = in_flight_per_worker
@@ -100,14 +108,21 @@ class RayExecutor:
                 if self.address:
                     ray.init(address=self.address, log_to_driver=False)
                 else:
-                    ray.init(num_cpus=self.requested_workers, include_dashboard=False,
-                             log_to_driver=False)
+                    ray.init(
+                        num_cpus=self.requested_workers,
+                        include_dashboard=False,
+                        log_to_driver=False,
+                    )
             except Exception as exc:
-                raise ExecutionError(f"cannot start or join Ray (address {self.address!r}): {exc}") from exc
+                raise ExecutionError(
+                    f"cannot start or join Ray (address {self.address!r}): {exc}"
+                ) from exc
             self._owns_ray = True
-        cpus = int(ray.cluster_resources().get("CPU", 1))
+        cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
         self._workers = max(1, min(cpus, self.requested_workers or cpus))
-        self._task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(_evaluate_task)
+        self._task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(
+            _evaluate_task
+        )
         self._noop = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_noop_task)
         self._sweep_ref = ray.put(sweep)
 
@@ -120,7 +135,7 @@ class RayExecutor:
         """Kind, workers, nodes and address."""
         import ray
 
-        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
         return {
             "kind": self.name,
             "workers": self._workers,
@@ -188,10 +203,8 @@ class RayExecutor:
         import ray
 
         for ref in list(self._pending):
-            try:
+            with contextlib.suppress(Exception):  # already finished or its node is gone
                 ray.cancel(ref, force=True)
-            except Exception:  # already finished or its node is gone
-                pass
         self._pending.clear()
         self._sweep_ref = None
         if self._owns_ray:

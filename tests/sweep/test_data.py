@@ -53,7 +53,10 @@ def test_ohlc_columns_are_read(tmp_path):
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda d: d.assign(BBB=d["BBB"].where(d.index != 17, np.nan)), "row 17), asset 'BBB' is nan"),
+        (
+            lambda d: d.assign(BBB=d["BBB"].where(d.index != 17, np.nan)),
+            "row 17), asset 'BBB' is nan",
+        ),
         (lambda d: d.assign(AAA=d["AAA"].where(d.index != 3, -1.0)), "row 3), asset 'AAA' is -1.0"),
         (lambda d: d.assign(AAA=d["AAA"].where(d.index != 5, np.inf)), "asset 'AAA' is inf"),
         (lambda d: d.iloc[[1, 0, *range(2, 60)]], "sorted and unique"),

@@ -22,7 +22,11 @@ def test_seed_grid_is_a_few_lines_and_canonical():
 
 def test_constraints_filter_in_product_order():
     grid = Grid.from_definition(
-        {"fast": {"start": 5, "stop": 51}, "slow": {"start": 10, "stop": 201}, "where": ["fast < slow"]}
+        {
+            "fast": {"start": 5, "stop": 51},
+            "slow": {"start": 10, "stop": 201},
+            "where": ["fast < slow"],
+        }
     )
     expected = [(f, s) for f, s in itertools.product(range(5, 51), range(10, 201)) if f < s]
     assert len(grid) == len(expected) == 7925
@@ -36,13 +40,20 @@ def test_zip_groups_advance_together():
     )
     assert len(grid) == 6
     assert [(c["a"], c["b"], c["x"]) for c in grid] == [
-        (1, 10, 0.1), (1, 10, 0.2), (2, 20, 0.1), (2, 20, 0.2), (3, 30, 0.1), (3, 30, 0.2)
+        (1, 10, 0.1),
+        (1, 10, 0.2),
+        (2, 20, 0.1),
+        (2, 20, 0.2),
+        (3, 30, 0.1),
+        (3, 30, 0.2),
     ]
 
 
 def test_ten_million_configs_are_cheap_to_create_and_index():
     start = time.process_time()
-    grid = Grid.from_definition({"a": {"start": 0, "stop": 10_000}, "b": {"linspace": [0, 1, 1000]}})
+    grid = Grid.from_definition(
+        {"a": {"start": 0, "stop": 10_000}, "b": {"linspace": [0, 1, 1000]}}
+    )
     assert len(grid) == 10_000_000
     assert grid[9_999_999] == {"a": 9999, "b": 1.0}
     chunk = next(grid.chunks(1000))
@@ -52,14 +63,22 @@ def test_ten_million_configs_are_cheap_to_create_and_index():
 
 def test_constrained_random_access_matches_iteration():
     grid = Grid.from_definition(
-        {"a": {"start": 0, "stop": 400}, "b": {"start": 0, "stop": 400}, "where": "a * 2 < b and b - a != 7"}
+        {
+            "a": {"start": 0, "stop": 400},
+            "b": {"start": 0, "stop": 400},
+            "where": "a * 2 < b and b - a != 7",
+        }
     )
-    full = [(a, b) for a, b in itertools.product(range(400), range(400)) if a * 2 < b and b - a != 7]
+    full = [
+        (a, b) for a, b in itertools.product(range(400), range(400)) if a * 2 < b and b - a != 7
+    ]
     assert len(grid) == len(full)
     rng = np.random.default_rng(0)
     picks = rng.integers(0, len(full), 500)
     params = grid.params_at(picks)
-    assert list(zip(params["a"].tolist(), params["b"].tolist(), strict=True)) == [full[i] for i in picks]
+    assert list(zip(params["a"].tolist(), params["b"].tolist(), strict=True)) == [
+        full[i] for i in picks
+    ]
 
 
 @pytest.mark.parametrize(

@@ -56,7 +56,10 @@ def test_seed_follows_the_design_rule():
     reference = np.random.SeedSequence(entropy=7, spawn_key=words)
     assert config_seed(7, cid).generate_state(4).tolist() == reference.generate_state(4).tolist()
     child = reference.spawn(2)[BOOTSTRAP_STREAM]
-    assert config_stream(7, cid, BOOTSTRAP_STREAM).generate_state(4).tolist() == child.generate_state(4).tolist()
+    assert (
+        config_stream(7, cid, BOOTSTRAP_STREAM).generate_state(4).tolist()
+        == child.generate_state(4).tolist()
+    )
 
 
 def test_seeds_do_not_depend_on_order():

@@ -5,18 +5,25 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import small_spec_dict
 from sweep import evaluate_batch, resolve, spec_from_dict, synthetic_panel
+from tests.helpers import small_spec_dict
 
 PANEL = synthetic_panel(years=4)
 SWEEPS = {
     name: resolve(spec_from_dict(small_spec_dict(**overrides)), PANEL)
     for name, overrides in {
         "momentum": {},
-        "wma_trend": {"strategy": {"name": "wma_trend"}, "grid": {"window": {"start": 2, "stop": 200, "step": 7}},
-                      "costs": {"cost": 0.001},
-                      "metrics": {"bootstrap_reps": 10, "block_length": 7, "bootstrap_method": "stationary",
-                                  "pbo_blocks": 6}},
+        "wma_trend": {
+            "strategy": {"name": "wma_trend"},
+            "grid": {"window": {"start": 2, "stop": 200, "step": 7}},
+            "costs": {"cost": 0.001},
+            "metrics": {
+                "bootstrap_reps": 10,
+                "block_length": 7,
+                "bootstrap_method": "stationary",
+                "pbo_blocks": 6,
+            },
+        },
     }.items()
 }
 ALONE = {
@@ -40,7 +47,10 @@ def test_rows_do_not_depend_on_batch_composition_or_order(data, name):
     for i, row in _rows_by_index(batch).items():
         alone = ALONE[name][i]
         for col in alone.column_names:
-            a, b = alone.column(col).to_numpy(zero_copy_only=False), row.column(col).to_numpy(zero_copy_only=False)
+            a, b = (
+                alone.column(col).to_numpy(zero_copy_only=False),
+                row.column(col).to_numpy(zero_copy_only=False),
+            )
             if a.dtype.kind == "f":
                 assert a.tobytes() == b.tobytes(), (name, i, col)
             else:

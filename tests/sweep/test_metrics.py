@@ -8,8 +8,13 @@ from scipy import stats as sps
 from strategies import StrategyOutput
 from sweep._metrics import MetricSettings, block_sufficient_stats, config_metrics
 
-SETTINGS = MetricSettings(periods_per_year=252, bootstrap_reps=200, block_length=10,
-                          bootstrap_method="circular", pbo_blocks=8)
+SETTINGS = MetricSettings(
+    periods_per_year=252,
+    bootstrap_reps=200,
+    block_length=10,
+    bootstrap_method="circular",
+    pbo_blocks=8,
+)
 
 
 @pytest.fixture
@@ -28,8 +33,12 @@ def test_moments_and_sharpe_match_scipy_and_pandas(output):
     np.testing.assert_allclose(m["mean"], frame.mean().to_numpy(), rtol=1e-13)
     np.testing.assert_allclose(m["std"], frame.std(ddof=1).to_numpy(), rtol=1e-13)
     np.testing.assert_allclose(m["skew"], sps.skew(r, axis=1, bias=True), rtol=1e-10)
-    np.testing.assert_allclose(m["kurtosis"], sps.kurtosis(r, axis=1, fisher=False, bias=True), rtol=1e-10)
-    np.testing.assert_allclose(m["sharpe"], frame.mean().to_numpy() / frame.std().to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        m["kurtosis"], sps.kurtosis(r, axis=1, fisher=False, bias=True), rtol=1e-10
+    )
+    np.testing.assert_allclose(
+        m["sharpe"], frame.mean().to_numpy() / frame.std().to_numpy(), rtol=1e-12
+    )
     np.testing.assert_allclose(m["sharpe_ann"], m["sharpe"] * np.sqrt(252), rtol=1e-15)
     equity = (1 + frame).cumprod()
     np.testing.assert_allclose(m["total_return"], equity.iloc[-1].to_numpy() - 1, rtol=1e-12)

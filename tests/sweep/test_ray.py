@@ -16,15 +16,22 @@ pytestmark = pytest.mark.ray
 
 @pytest.fixture(scope="module")
 def local_hash(tmp_path_factory) -> str:
-    summary = run_sweep(spec_from_dict(small_spec_dict()), tmp_path_factory.mktemp("l") / "r", progress=False)
+    summary = run_sweep(
+        spec_from_dict(small_spec_dict()), tmp_path_factory.mktemp("l") / "r", progress=False
+    )
     assert summary.table_hash
     return summary.table_hash
 
 
 @pytest.mark.parametrize("batch_size", [None, 1, 7, 60])
 def test_ray_gives_the_local_hash_for_any_batch_size(ray_local, tmp_path, local_hash, batch_size):
-    summary = run_sweep(spec_from_dict(small_spec_dict()), tmp_path / "r", executor="ray",
-                        batch_size=batch_size, progress=False)
+    summary = run_sweep(
+        spec_from_dict(small_spec_dict()),
+        tmp_path / "r",
+        executor="ray",
+        batch_size=batch_size,
+        progress=False,
+    )
     assert summary.table_hash == local_hash
     telemetry = RunStore(tmp_path / "r").read_telemetry().to_pandas()
     assert telemetry["n_configs"].sum() == 60
@@ -36,9 +43,13 @@ def test_ray_gives_the_local_hash_for_any_batch_size(ray_local, tmp_path, local_
 
 
 def test_failing_configs_are_recorded_or_stop_the_sweep(ray_local, tmp_path):
-    doc = small_spec_dict(strategy={"name": "tests.strategies_for_tests:Raising"},
-                          grid={"lookback": {"start": 5, "stop": 45}, "band": [0.0, 0.01]})
-    summary = run_sweep(spec_from_dict(doc), tmp_path / "rec", executor="ray", batch_size=8, progress=False)
+    doc = small_spec_dict(
+        strategy={"name": "tests.strategies_for_tests:Raising"},
+        grid={"lookback": {"start": 5, "stop": 45}, "band": [0.0, 0.01]},
+    )
+    summary = run_sweep(
+        spec_from_dict(doc), tmp_path / "rec", executor="ray", batch_size=8, progress=False
+    )
     from sweep import load_results
 
     frame = load_results(tmp_path / "rec")
@@ -49,8 +60,14 @@ def test_failing_configs_are_recorded_or_stop_the_sweep(ray_local, tmp_path):
     assert frame.loc[frame["status"] == "ok", "sharpe"].notna().all()
     assert np.isnan(bad["sharpe"]).all()
     with pytest.raises(ConfigFailedError, match="unlucky"):
-        run_sweep(spec_from_dict(doc), tmp_path / "raise", executor="ray", batch_size=8,
-                  on_error="raise", progress=False)
+        run_sweep(
+            spec_from_dict(doc),
+            tmp_path / "raise",
+            executor="ray",
+            batch_size=8,
+            on_error="raise",
+            progress=False,
+        )
     manifest = RunStore(tmp_path / "raise").read_manifest()
     assert manifest["sessions"][-1]["status"] == "failed"
     done = RunStore(tmp_path / "raise").done_mask(80)
@@ -58,10 +75,14 @@ def test_failing_configs_are_recorded_or_stop_the_sweep(ray_local, tmp_path):
 
 
 def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_local):
-    sweep = resolve(spec_from_dict(small_spec_dict(
-        grid={"lookback": {"start": 5, "stop": 1000}, "band": [0.0, 0.001, 0.002, 0.004]},
-        data={"source": "synthetic", "years": 5},
-    )))
+    sweep = resolve(
+        spec_from_dict(
+            small_spec_dict(
+                grid={"lookback": {"start": 5, "stop": 1000}, "band": [0.0, 0.001, 0.002, 0.004]},
+                data={"source": "synthetic", "years": 5},
+            )
+        )
+    )
     todo = np.arange(len(sweep.grid), dtype=np.int64)
     from sweep._planner import plan_batches
 
@@ -87,10 +108,18 @@ def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_loca
 
 
 def test_clamps_hold_on_a_small_grid(ray_local, tmp_path):
-    summary = run_sweep(spec_from_dict(small_spec_dict(grid={"lookback": {"start": 5, "stop": 405}, "band": [0.0]},
-                                                       data={"source": "synthetic", "years": 4})),
-                        tmp_path / "r", executor="ray", progress=False,
-                        planner=PlannerSettings(max_task_seconds=0.05))
+    summary = run_sweep(
+        spec_from_dict(
+            small_spec_dict(
+                grid={"lookback": {"start": 5, "stop": 405}, "band": [0.0]},
+                data={"source": "synthetic", "years": 4},
+            )
+        ),
+        tmp_path / "r",
+        executor="ray",
+        progress=False,
+        planner=PlannerSettings(max_task_seconds=0.05),
+    )
     plan = summary.plan
     assert plan["source"].startswith("auto")
     remaining = 400 - sum(r["configs"] for r in plan["pilot"])

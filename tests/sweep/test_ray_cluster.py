@@ -21,15 +21,22 @@ SLOW = "tests.strategies_for_tests:SlowMomentum"
 
 
 def slow_doc():
-    return small_spec_dict(strategy={"name": SLOW}, grid={"lookback": {"start": 5, "stop": 245, "step": 4},
-                                                           "band": [0.0, 0.004, 0.008, 0.012, 0.016]})
+    return small_spec_dict(
+        strategy={"name": SLOW},
+        grid={
+            "lookback": {"start": 5, "stop": 245, "step": 4},
+            "band": [0.0, 0.004, 0.008, 0.012, 0.016],
+        },
+    )
 
 
 @pytest.fixture(scope="module")
 def local_hash(tmp_path_factory) -> str:
     os.environ["RAYSWEEP_TEST_SLEEP"] = "0"
     try:
-        summary = run_sweep(spec_from_dict(slow_doc()), tmp_path_factory.mktemp("l") / "r", progress=False)
+        summary = run_sweep(
+            spec_from_dict(slow_doc()), tmp_path_factory.mktemp("l") / "r", progress=False
+        )
     finally:
         del os.environ["RAYSWEEP_TEST_SLEEP"]
     return summary.table_hash
@@ -52,13 +59,17 @@ def cluster(ray_env):
 
 def test_three_nodes_give_the_local_hash(cluster, tmp_path, local_hash, monkeypatch):
     monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
-    summary = run_sweep(spec_from_dict(slow_doc()), tmp_path / "r", executor="ray", batch_size=9, progress=False)
+    summary = run_sweep(
+        spec_from_dict(slow_doc()), tmp_path / "r", executor="ray", batch_size=9, progress=False
+    )
     assert summary.table_hash == local_hash
     telemetry = RunStore(tmp_path / "r").read_telemetry().to_pandas()
     assert telemetry["node"].nunique() == 3
 
 
-def test_removing_a_node_mid_sweep_retries_its_tasks_and_keeps_the_hash(cluster, tmp_path, local_hash, monkeypatch):
+def test_removing_a_node_mid_sweep_retries_its_tasks_and_keeps_the_hash(
+    cluster, tmp_path, local_hash, monkeypatch
+):
     c, workers = cluster
     monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0.03")
     victim = workers[0]
@@ -73,12 +84,16 @@ def test_removing_a_node_mid_sweep_retries_its_tasks_and_keeps_the_hash(cluster,
     killer = threading.Thread(target=remove_when_running)
     killer.start()
     try:
-        summary = run_sweep(spec_from_dict(slow_doc()), tmp_path / "r", executor="ray", batch_size=6, progress=False)
+        summary = run_sweep(
+            spec_from_dict(slow_doc()), tmp_path / "r", executor="ray", batch_size=6, progress=False
+        )
     finally:
         killer.join()
     assert summary.table_hash == local_hash
     telemetry = RunStore(tmp_path / "r").read_telemetry().to_pandas()
-    assert telemetry["n_configs"].sum() == 300 and len(telemetry) == 50  # nothing lost, nothing twice
+    assert (
+        telemetry["n_configs"].sum() == 300 and len(telemetry) == 50
+    )  # nothing lost, nothing twice
     assert (telemetry["attempt"] >= 1).any(), "a task on the removed node should show a retry"
     workers[0] = c.add_node(num_cpus=1)
     c.wait_for_nodes()
@@ -91,8 +106,12 @@ def test_driver_killed_mid_sweep_resumes_under_ray(cluster, tmp_path, local_hash
     env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0.02"}
     base = [sys.executable, "-m", "sweep"]
     ray_args = ["--executor", "ray", "--address", c.address, "--quiet"]
-    driver = subprocess.Popen([*base, "run", str(spec), "--run-dir", str(run_dir), "--batch-size", "6", *ray_args],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    driver = subprocess.Popen(
+        [*base, "run", str(spec), "--run-dir", str(run_dir), "--batch-size", "6", *ray_args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 90
     while time.time() < deadline and len(list((run_dir / "parts").glob("part-*"))) < 5:
         time.sleep(0.1)
@@ -100,8 +119,12 @@ def test_driver_killed_mid_sweep_resumes_under_ray(cluster, tmp_path, local_hash
     driver.wait()
     done = RunStore(run_dir).done_mask(300).sum()
     assert 0 < done < 300
-    proc = subprocess.run([*base, "resume", str(run_dir), *ray_args], env={**env, "RAYSWEEP_TEST_SLEEP": "0"},
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [*base, "resume", str(run_dir), *ray_args],
+        env={**env, "RAYSWEEP_TEST_SLEEP": "0"},
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert results_hash(run_dir) == local_hash
     sessions = RunStore(run_dir).read_manifest()["sessions"]

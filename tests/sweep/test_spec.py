@@ -17,22 +17,52 @@ def _error(doc, panel) -> str:
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        ({"strategy": {"name": "momentm"}}, "unknown strategy 'momentm'; built-ins are ['momentum', 'sma_cross', 'wma_trend'], or give an import path 'package.module:Name'. Did you mean 'momentum'?"),
+        (
+            {"strategy": {"name": "momentm"}},
+            "unknown strategy 'momentm'; built-ins are ['momentum', 'sma_cross', 'wma_trend'], or give an import path 'package.module:Name'. Did you mean 'momentum'?",
+        ),
         ({"strategy": {"name": "nosuchmodule:Thing"}}, "cannot import module 'nosuchmodule'"),
-        ({"grid": {"lookbak": [5], "band": [0.0]}}, "grid.lookbak: strategy 'momentum' has no parameter 'lookbak' (parameters: ['band', 'cost', 'lookback']). Did you mean 'lookback'?"),
+        (
+            {"grid": {"lookbak": [5], "band": [0.0]}},
+            "grid.lookbak: strategy 'momentum' has no parameter 'lookbak' (parameters: ['band', 'cost', 'lookback']). Did you mean 'lookback'?",
+        ),
         ({"grid": {"band": [0.0]}}, "needs parameter 'lookback'"),
-        ({"grid": {"lookback": [5.5], "band": [0.0]}}, "grid.lookback: expected integers, got float64"),
+        (
+            {"grid": {"lookback": [5.5], "band": [0.0]}},
+            "grid.lookback: expected integers, got float64",
+        ),
         ({"grid": {"lookback": [5], "band": ["wide"]}}, "grid.band: expected numbers"),
-        ({"grid": {"lookback": [], "band": [0.0]}}, "grid.lookback: expected at least one value, got an empty list"),
+        (
+            {"grid": {"lookback": [], "band": [0.0]}},
+            "grid.lookback: expected at least one value, got an empty list",
+        ),
         ({"grid": {"lookback": [5], "band": [float("nan")]}}, "grid.band: expected finite values"),
-        ({"grid": {"lookback": [0, 5], "band": [0.0]}}, "grid.lookback: a window must be at least 1 period, got 0"),
-        ({"grid": {"lookback": [5, 5000], "band": [0.0]}}, "grid.lookback: a window must be shorter than the data (1044 periods), got 5000"),
-        ({"grid": {"lookback": [5], "band": [-0.1]}}, "grid.band: expected values >= 0.0, got -0.1"),
+        (
+            {"grid": {"lookback": [0, 5], "band": [0.0]}},
+            "grid.lookback: a window must be at least 1 period, got 0",
+        ),
+        (
+            {"grid": {"lookback": [5, 5000], "band": [0.0]}},
+            "grid.lookback: a window must be shorter than the data (1044 periods), got 5000",
+        ),
+        (
+            {"grid": {"lookback": [5], "band": [-0.1]}},
+            "grid.band: expected values >= 0.0, got -0.1",
+        ),
         ({"metrics": {"pbo_blocks": 7}}, "metrics.pbo_blocks: must be even"),
         ({"metrics": {"pbo_blocks": 22}}, "metrics.pbo_blocks: must be at most 20"),
-        ({"metrics": {"pbo_blocks": 20, "block_length": 2000}}, "metrics.block_length: expected fewer than 1043"),
-        ({"metrics": {"bootstrap_repz": 5}}, "metrics.bootstrap_repz: unknown key 'bootstrap_repz'. Did you mean 'bootstrap_reps'"),
-        ({"metrics": {"periods_per_year": -1}}, "metrics.periods_per_year: Input should be greater than 0"),
+        (
+            {"metrics": {"pbo_blocks": 20, "block_length": 2000}},
+            "metrics.block_length: expected fewer than 1043",
+        ),
+        (
+            {"metrics": {"bootstrap_repz": 5}},
+            "metrics.bootstrap_repz: unknown key 'bootstrap_repz'. Did you mean 'bootstrap_reps'",
+        ),
+        (
+            {"metrics": {"periods_per_year": -1}},
+            "metrics.periods_per_year: Input should be greater than 0",
+        ),
         ({"seed": -3}, "seed: Input should be greater than or equal to 0"),
         ({"seed": "abc"}, "seed: Input should be a valid integer"),
         ({"strategi": {"name": "momentum"}}, "unknown key 'strategi'. Did you mean 'strategy'?"),
@@ -64,8 +94,12 @@ def test_costs_and_defaults_become_fixed_axes(small_panel):
     sweep = resolve(spec_from_dict(small_spec_dict(costs={"cost": 0.0005})), small_panel)
     assert sweep.grid.names == ("lookback", "band", "cost")
     assert sweep.grid[0]["cost"] == 0.0005
-    sweep_int_band = resolve(spec_from_dict(small_spec_dict(grid={"lookback": [5], "band": [0, 1]})), small_panel)
-    assert sweep_int_band.grid[1]["band"] == 1.0 and isinstance(sweep_int_band.grid[1]["band"], float)
+    sweep_int_band = resolve(
+        spec_from_dict(small_spec_dict(grid={"lookback": [5], "band": [0, 1]})), small_panel
+    )
+    assert sweep_int_band.grid[1]["band"] == 1.0 and isinstance(
+        sweep_int_band.grid[1]["band"], float
+    )
 
 
 def test_data_path_is_relative_to_the_spec_and_not_part_of_the_hash(tmp_path):
@@ -74,9 +108,9 @@ def test_data_path_is_relative_to_the_spec_and_not_part_of_the_hash(tmp_path):
 
     sub = tmp_path / "specs"
     sub.mkdir()
-    pd.DataFrame({"date": pd.bdate_range("2020-01-01", periods=300), "A": np.linspace(1, 2, 300)}).to_csv(
-        tmp_path / "p.csv", index=False
-    )
+    pd.DataFrame(
+        {"date": pd.bdate_range("2020-01-01", periods=300), "A": np.linspace(1, 2, 300)}
+    ).to_csv(tmp_path / "p.csv", index=False)
     doc = small_spec_dict(data={"path": "../p.csv"}, grid={"lookback": [5, 10], "band": [0.0]})
     spec = load_spec(write_spec(sub / "s.toml", doc))
     assert spec.data.path == str((tmp_path / "p.csv").resolve())
@@ -89,7 +123,9 @@ def test_cli_bad_input_exits_2_with_a_message_and_writes_nothing(tmp_path):
     run_dir = tmp_path / "run"
     proc = subprocess.run(
         [sys.executable, "-m", "sweep", "run", str(spec), "--run-dir", str(run_dir)],
-        capture_output=True, text=True, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert proc.returncode == 2
     assert "Did you mean 'momentum'?" in proc.stderr

@@ -23,8 +23,13 @@ SLOW = "tests.strategies_for_tests:SlowMomentum"
 
 
 def slow_spec(**overrides):
-    doc = small_spec_dict(strategy={"name": SLOW}, grid={"lookback": {"start": 5, "stop": 245, "step": 4},
-                                                           "band": [0.0, 0.004, 0.008, 0.012, 0.016]})
+    doc = small_spec_dict(
+        strategy={"name": SLOW},
+        grid={
+            "lookback": {"start": 5, "stop": 245, "step": 4},
+            "band": [0.0, 0.004, 0.008, 0.012, 0.016],
+        },
+    )
     doc.update(overrides)
     return doc  # 300 configs
 
@@ -43,7 +48,8 @@ def run_cli(*args: str, env=None, check=True) -> subprocess.CompletedProcess[str
 def folder_snapshot(path: Path) -> dict[str, str]:
     return {
         str(p.relative_to(path)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(path.rglob("*")) if p.is_file()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -67,8 +73,12 @@ def test_sigkill_at_random_moments_then_resume_gives_the_same_hash(tmp_path, ref
     env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0.01"}
     kills = 0
     for _ in range(4):
-        proc = subprocess.Popen(sweep_cmd("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "7", "--quiet"),
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            sweep_cmd("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "7", "--quiet"),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(1.2, 2.5))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -89,8 +99,7 @@ def test_changing_batch_size_between_sessions_keeps_the_hash(tmp_path, reference
     monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
     spec = spec_from_dict(slow_spec())
     run_dir = tmp_path / "run"
-    first = run_sweep(spec, run_dir, batch_size=11, progress=False,
-                      executor=_StopAfter(3))
+    first = run_sweep(spec, run_dir, batch_size=11, progress=False, executor=_StopAfter(3))
     assert first.status == "completed" and 0 < first.done < 300
     second = run_sweep(spec, run_dir, batch_size=40, progress=False)
     assert second.computed == 300 - first.done
@@ -118,13 +127,18 @@ class _StopAfter:
                 return
 
 
-def test_truncated_and_altered_parts_are_named_and_only_their_configs_recomputed(tmp_path, reference_hash, monkeypatch):
+def test_truncated_and_altered_parts_are_named_and_only_their_configs_recomputed(
+    tmp_path, reference_hash, monkeypatch
+):
     monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
     run_dir = tmp_path / "run"
     run_sweep(spec_from_dict(slow_spec()), run_dir, batch_size=50, progress=False)
     parts = sorted((run_dir / "parts").iterdir())
     truncated, altered = parts[1], parts[4]
-    lost = sum(len(RunStore(run_dir).read_part_columns(p.name, ["grid_index"])) for p in (truncated, altered))
+    lost = sum(
+        len(RunStore(run_dir).read_part_columns(p.name, ["grid_index"]))
+        for p in (truncated, altered)
+    )
     truncated.write_bytes(truncated.read_bytes()[:-100])
     data = bytearray(altered.read_bytes())
     data[len(data) // 2] ^= 0x01
@@ -132,7 +146,9 @@ def test_truncated_and_altered_parts_are_named_and_only_their_configs_recomputed
     proc = run_cli("verify", str(run_dir), check=False)
     assert proc.returncode == 1
     assert truncated.name in proc.stderr and altered.name in proc.stderr
-    assert f"{truncated.name}: truncated" in proc.stderr and f"{altered.name}: altered" in proc.stderr
+    assert (
+        f"{truncated.name}: truncated" in proc.stderr and f"{altered.name}: altered" in proc.stderr
+    )
     summary = run_sweep(spec_from_dict(slow_spec()), run_dir, batch_size=50, progress=False)
     assert summary.computed == lost == 100
     assert sorted(summary.quarantined) == sorted([truncated.name, altered.name])
@@ -141,14 +157,18 @@ def test_truncated_and_altered_parts_are_named_and_only_their_configs_recomputed
 
 
 @pytest.mark.parametrize("change", ["spec", "data", "strategy_version", "metric"])
-def test_resume_with_a_different_sweep_is_refused_and_touches_nothing(tmp_path, change, monkeypatch):
+def test_resume_with_a_different_sweep_is_refused_and_touches_nothing(
+    tmp_path, change, monkeypatch
+):
     monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
     prices = tmp_path / "prices.csv"
     import pandas as pd
 
     rng = np.random.default_rng(3)
     close = 100 * np.exp(np.cumsum(rng.standard_normal((400, 2)) * 0.01, axis=0))
-    pd.DataFrame({"date": pd.bdate_range("2020-01-01", periods=400), "A": close[:, 0], "B": close[:, 1]}).to_csv(prices, index=False)
+    pd.DataFrame(
+        {"date": pd.bdate_range("2020-01-01", periods=400), "A": close[:, 0], "B": close[:, 1]}
+    ).to_csv(prices, index=False)
     doc = slow_spec(data={"path": str(prices)}, grid={"lookback": [5, 10, 20], "band": [0.0, 0.01]})
     spec_path = write_spec(tmp_path / "s.toml", doc)
     run_dir = tmp_path / "run"
@@ -183,8 +203,12 @@ def test_second_driver_is_refused_and_a_dead_drivers_lock_is_taken_over(tmp_path
     spec = write_spec(tmp_path / "s.toml", slow_spec())
     run_dir = tmp_path / "run"
     env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0.02"}
-    first = subprocess.Popen(sweep_cmd("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "5", "--quiet"),
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(
+        sweep_cmd("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "5", "--quiet"),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 30
     while not (run_dir / "lock").exists() and time.time() < deadline:
         time.sleep(0.05)
@@ -205,14 +229,26 @@ def test_second_driver_is_refused_and_a_dead_drivers_lock_is_taken_over(tmp_path
 def test_full_disk_leaves_no_partial_part_and_resume_completes(tmp_path, reference_hash):
     mount = tmp_path / "small"
     mount.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(mount)], capture_output=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(mount)], capture_output=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount tmpfs: {mounted.stderr.decode().strip()}")
     try:
         spec = write_spec(tmp_path / "s.toml", slow_spec())
         run_dir = mount / "run"
         env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0"}
-        proc = run_cli("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "10", "--quiet", env=env, check=False)
+        proc = run_cli(
+            "run",
+            str(spec),
+            "--run-dir",
+            str(run_dir),
+            "--batch-size",
+            "10",
+            "--quiet",
+            env=env,
+            check=False,
+        )
         assert proc.returncode == 1, proc.stderr
         assert "cannot write a part" in proc.stderr and "No space left on device" in proc.stderr
         assert "Traceback" not in proc.stderr
