@@ -93,7 +93,7 @@ def equity_stats(returns: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDA
     equity = np.cumprod(1.0 + returns, axis=1)
     peak = np.maximum(np.maximum.accumulate(equity, axis=1), 1.0)
     drawdown: NDArray[np.float64] = (1.0 - equity / peak).max(axis=1)
-    total: NDArray[np.float64] = equity[:, -1] - 1.0
+    total: NDArray[np.float64] = np.subtract(equity[:, -1], 1.0)
     return total, drawdown
 
 
