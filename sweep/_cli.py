@@ -67,7 +67,11 @@ def _parse_batch_size(text: str) -> int | None:
 
 
 RunDirOpt = Annotated[
-    Path | None, typer.Option("--run-dir", help="Run folder (default: runs/<spec name>).")
+    str | None,
+    typer.Option(
+        "--run-dir",
+        help="Run folder: a path or a URI such as s3://bucket/prefix (default: runs/<spec name>).",
+    ),
 ]
 ExecutorOpt = Annotated[ExecutorKind, typer.Option("--executor", help="Where batches run.")]
 AddressOpt = Annotated[
@@ -88,7 +92,7 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar."
 
 def _execute(
     spec: SweepSpec,
-    run_dir: Path,
+    run_dir: str,
     executor: ExecutorKind,
     address: str | None,
     workers: int | None,
@@ -148,7 +152,7 @@ def run(
     _parse_batch_size(batch_size)
     _execute(
         sweep_spec,
-        run_dir or Path("runs") / sweep_spec.name,
+        run_dir or str(Path("runs") / sweep_spec.name),
         executor,
         address,
         workers,
@@ -160,7 +164,7 @@ def run(
 
 @app.command()
 def resume(
-    run_dir: Annotated[Path, typer.Argument(help="Run folder to continue.")],
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI) to continue.")],
     executor: ExecutorOpt = ExecutorKind.local,
     address: AddressOpt = None,
     workers: WorkersOpt = None,
@@ -179,7 +183,7 @@ def resume(
 
 @app.command()
 def status(
-    run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show progress of a run folder: done, failed, parts, sessions, last activity, hash."""
@@ -217,7 +221,7 @@ def status(
 
 
 @app.command()
-def verify(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
+def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")]) -> None:
     """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch)."""
     from sweep._status import verify_run
 
@@ -238,7 +242,7 @@ def verify(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None
 
 @app.command()
 def results(
-    run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     top: Annotated[int | None, typer.Option("--top", min=1, help="Only the best K rows.")] = None,
     sort: Annotated[str, typer.Option("--sort", help="Metric to sort by (descending).")] = "sharpe",
     fmt: Annotated[

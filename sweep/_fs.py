@@ -164,19 +164,119 @@ def _fsync_dir(folder: str) -> None:
         os.close(fd)
 
 
+class ArrowFilesystem:
+    """A run folder on any pyarrow filesystem: S3 (and S3-compatible stores), GCS, HDFS.
+
+    Atomicity on object stores: an object PUT is atomic (readers see all of the new bytes or
+    none), so a part is written straight to its final name; nothing is ever renamed, because
+    a rename there is a copy and a delete. A truncated upload never becomes visible. The lock
+    is advisory: object stores offer no create-if-absent through pyarrow, so two drivers
+    started within the same second could both believe they hold it; the second one's write
+    wins and the first notices at its next heartbeat. Run one driver per run folder.
+    """
+
+    def __init__(self, filesystem: pafs.FileSystem, root: str) -> None:
+        self._fs = filesystem
+        self.root = root.rstrip("/")
+
+    def join(self, *parts: str) -> str:
+        """Path of ``parts`` inside the run folder."""
+        return "/".join([self.root, *parts])
+
+    def read_bytes(self, path: str) -> bytes:
+        """Whole object contents."""
+        try:
+            with self._fs.open_input_stream(path) as fh:
+                return bytes(fh.read())
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            if not self.exists(path):
+                raise FileNotFoundError(path) from exc
+            raise
+
+    def write_atomic(self, path: str, data: bytes) -> None:
+        """One PUT of the whole object (atomic on object stores)."""
+        with self._fs.open_output_stream(path) as fh:
+            fh.write(data)
+
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Write ``path`` if absent, then read it back to check the write was ours."""
+        if self.exists(path):
+            return False
+        self.write_atomic(path, data)
+        return self.read_bytes(path) == data
+
+    def exists(self, path: str) -> bool:
+        """Whether ``path`` exists."""
+        return bool(self._fs.get_file_info(path).type != pafs.FileType.NotFound)
+
+    def listdir(self, path: str) -> list[str]:
+        """Names of the objects under a prefix (empty if there are none)."""
+        selector = pafs.FileSelector(path, allow_not_found=True, recursive=False)
+        return sorted(
+            info.base_name
+            for info in self._fs.get_file_info(selector)
+            if info.type == pafs.FileType.File
+        )
+
+    def makedirs(self, path: str) -> None:
+        """Create a folder (a no-op on most object stores)."""
+        self._fs.create_dir(path, recursive=True)
+
+    def move(self, src: str, dst: str) -> None:
+        """Copy then delete (not atomic on object stores; used only to set bad parts aside)."""
+        self._fs.copy_file(src, dst)
+        self._fs.delete_file(src)
+
+    def remove(self, path: str) -> None:
+        """Delete an object if present."""
+        with contextlib.suppress(FileNotFoundError):
+            self._fs.delete_file(path)
+
+    def mtime(self, path: str) -> float:
+        """Last-modified time, seconds since the epoch."""
+        info = self._fs.get_file_info(path)
+        if info.type == pafs.FileType.NotFound or info.mtime is None:
+            raise FileNotFoundError(path)
+        return float(info.mtime.timestamp())
+
+    def touch(self, path: str) -> None:
+        """Rewrite an object with its own bytes (object stores have no utime)."""
+        self.write_atomic(path, self.read_bytes(path))
+
+    def arrow(self) -> tuple[pafs.FileSystem, str]:
+        """The pyarrow filesystem and the run folder's path on it."""
+        return self._fs, self.root
+
+
+def is_uri(location: str | Path) -> bool:
+    """Whether a run-folder location is a URI (``s3://``, ``gs://``, ...) rather than a path."""
+    text = str(location)
+    return "://" in text and not text.startswith("file://")
+
+
 def open_run_filesystem(location: str | Path) -> RunFilesystem:
-    """Return the filesystem of a run folder given as a local path.
+    """Return the filesystem of a run folder given as a local path or a URI.
 
     Parameters
     ----------
     location : str or Path
-        A local path.
+        A local path, ``file://`` URI, or any URI pyarrow understands, e.g.
+        ``s3://bucket/prefix?endpoint_override=http://127.0.0.1:9000&scheme=http`` (credentials
+        from the usual ``AWS_*`` environment variables) or ``gs://bucket/prefix``.
 
     Returns
     -------
     RunFilesystem
-        The run folder's filesystem.
+        :class:`LocalFilesystem` for paths, :class:`ArrowFilesystem` for URIs.
     """
+    text = str(location)
+    if text.startswith("file://"):
+        return LocalFilesystem(text.removeprefix("file://"))
+    if is_uri(text):
+        filesystem, path = pafs.FileSystem.from_uri(text)
+        return ArrowFilesystem(filesystem, path)
     return LocalFilesystem(location)
 
 

@@ -327,8 +327,8 @@ class RunStore:
 
     def read_part_columns(self, name: str, columns: list[str]) -> pa.Table:
         """Read some columns of one part."""
-        filesystem, root = self.fs.arrow()
-        return pq.read_table(f"{root}/{PARTS}/{name}", columns=columns, filesystem=filesystem)
+        filesystem, _ = self.fs.arrow()
+        return pq.read_table(self.fs.join(PARTS, name), columns=columns, filesystem=filesystem)
 
     def done_mask(self, n_configs: int, parts: list[str] | None = None) -> NDArray[np.bool_]:
         """Boolean array over the grid: True where a good part holds the config."""
@@ -348,9 +348,9 @@ class RunStore:
 
     def read_telemetry(self) -> pa.Table | None:
         """Every task's telemetry row, or None if there is none."""
-        filesystem, root = self.fs.arrow()
+        filesystem, _ = self.fs.arrow()
         names = [n for n in self.fs.listdir(self.fs.join(TELEMETRY)) if n.endswith(".parquet")]
         if not names:
             return None
-        tables = [pq.read_table(f"{root}/{TELEMETRY}/{n}", filesystem=filesystem) for n in names]
+        tables = [pq.read_table(self.fs.join(TELEMETRY, n), filesystem=filesystem) for n in names]
         return pa.concat_tables(tables, promote_options="default")
