@@ -11,6 +11,7 @@ Usage::
 
     python benchmarks/bench_effective_n.py            # full sizes (~3-4 minutes)
     python benchmarks/bench_effective_n.py --quick    # small sizes, a smoke run
+    python benchmarks/bench_effective_n.py --part exact   # only part 1
 """
 
 from __future__ import annotations
@@ -113,8 +114,10 @@ def part_estimator(label: str, x: np.ndarray, sizes: list[int], seeds: int) -> N
         f"mean rho {exact.mean_pairwise_correlation:.3f}  li_ji {exact.li_ji:.1f}  "
         f"galwey {exact.galwey:.1f}"
     )
-    print(f"  {'sample':>7s} {'time s':>7s} {'mean PR':>9s} {'rms err %':>9s} {'max err %':>9s}"
-          f" {'mean se %':>9s} {'|z| max':>7s} {'li_ji':>8s} {'galwey':>8s}")
+    print(
+        f"  {'sample':>7s} {'time s':>7s} {'mean PR':>9s} {'rms err %':>9s} {'max err %':>9s}"
+        f" {'mean se %':>9s} {'|z| max':>7s} {'li_ji':>8s} {'galwey':>8s}"
+    )
     for size in sizes:
         ests, times = [], []
         for seed in range(seeds):
@@ -138,13 +141,17 @@ def part_estimator(label: str, x: np.ndarray, sizes: list[int], seeds: int) -> N
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
+    parser.add_argument("--part", choices=["all", "exact", "estimator"], default="all")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}   numpy {np.__version__}")
     if args.quick:
         part_exact(2_000, 630)
         part_estimator("momentum grid", momentum_returns(20, 25, 1_260, 2), [100, 200], 5)
         return
-    part_exact(20_000, 6_300)
+    if args.part in ("all", "exact"):
+        part_exact(20_000, 6_300)
+    if args.part == "exact":
+        return
     part_estimator(
         "momentum grid (100 lookbacks x 100 bands)",
         momentum_returns(100, 100, 6_300, 2),

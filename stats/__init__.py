@@ -15,7 +15,13 @@ from stats._bootstrap import (
     bootstrap_sharpe,
 )
 from stats._effective_trials import EffectiveTrials, effective_number_of_trials
-from stats._moments import ReturnMoments, annualised_sharpe, return_moments, sharpe_ratio
+from stats._moments import (
+    ReturnMoments,
+    annualised_sharpe,
+    moments_from_path,
+    return_moments,
+    sharpe_ratio,
+)
 from stats._multiple_comparison import (
     MultipleTestingSummary,
     SPAResult,
@@ -31,6 +37,7 @@ from stats._pbo import (
     pbo_from_block_stats,
     probability_of_backtest_overfitting,
 )
+from stats._row_kernel import PathStatistics, path_statistics
 from stats._sharpe_inference import (
     DeflatedSharpe,
     deflated_sharpe_ratio,
@@ -57,6 +64,7 @@ __all__ = [
     "EffectiveTrials",
     "MultipleTestingSummary",
     "PBOResult",
+    "PathStatistics",
     "ReturnMoments",
     "SPAResult",
     "USLFit",
@@ -75,7 +83,9 @@ __all__ = [
     "holm_adjust",
     "min_track_record_length",
     "minimum_backtest_length",
+    "moments_from_path",
     "multiple_testing_summary",
+    "path_statistics",
     "pbo_from_block_stats",
     "probabilistic_sharpe_ratio",
     "probability_of_backtest_overfitting",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -92,17 +93,39 @@ def block_starts_and_lengths(
     raise input_error(f"method: expected one of {BLOCK_METHODS}, got {method!r}")
 
 
-def _wrapped_block_sums(
-    prefix: NDArray[np.complex128], starts: NDArray[np.int64], lengths: NDArray[np.int64]
-) -> NDArray[np.complex128]:
-    """Return sums of circular blocks from a prefix-sum array of length ``n + 1`` (one wrap)."""
-    n = prefix.shape[0] - 1
-    ends = starts + lengths
-    wraps = ends > n
-    out: NDArray[np.complex128] = (
-        np.take(prefix, ends - n * wraps) + wraps * prefix[n] - np.take(prefix, starts)
-    )
-    return out
+@numba.njit(cache=True, nogil=True)
+def _resample_sharpes(row, demean, starts, lengths, prefix, prefix_sq, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Sharpe of each resample from prefix sums of the (demeaned) row, wrapping once."""
+    n = row.shape[0]
+    mu = 0.0
+    if demean:
+        for k in range(n):
+            mu += row[k]
+        mu /= n
+    prefix[0] = 0.0
+    prefix_sq[0] = 0.0
+    for k in range(n):
+        v = row[k] - mu
+        prefix[k + 1] = prefix[k] + v
+        prefix_sq[k + 1] = prefix_sq[k] + v * v
+    total_all = prefix[n]
+    total_all_sq = prefix_sq[n]
+    reps, n_blocks = starts.shape
+    for r in range(reps):
+        total = 0.0
+        total_sq = 0.0
+        for b in range(n_blocks):
+            s = starts[r, b]
+            e = s + lengths[r, b]
+            if e > n:
+                total += total_all + prefix[e - n] - prefix[s]
+                total_sq += total_all_sq + prefix_sq[e - n] - prefix_sq[s]
+            else:
+                total += prefix[e] - prefix[s]
+                total_sq += prefix_sq[e] - prefix_sq[s]
+        mean = total / n
+        var = (total_sq - total * mean) / (n - 1)
+        out[r] = mean / np.sqrt(var) if var > 0 else np.nan
 
 
 def bootstrap_sharpe(
@@ -143,10 +166,9 @@ def bootstrap_sharpe(
 
     Notes
     -----
-    Sums and sums of squares travel together as the real and imaginary parts of one
-    complex array, so each block costs a single gather. For circular blocks the sum of the
-    full-length block starting at every period is precomputed once per series.
-    With ``demean=True`` this draws from the null distribution of the Sharpe ratio under
+    The prefix sums and the per-block gathers run in one compiled loop per series; the
+    block starts are drawn with numpy's ``Generator`` (so the stream is numpy's, documented
+    and stable). With ``demean=True`` this draws from the null distribution of the Sharpe ratio under
     serial dependence, which :func:`bootstrap_pvalue` compares the observed Sharpe against.
     Each resample's Sharpe equals that of the explicitly gathered resample (same blocks)
     to rounding; the variance comes from pooled ``Σx`` and ``Σx²`` of the demeaned series.
@@ -165,32 +187,11 @@ def bootstrap_sharpe(
     if len(rngs) != n_series:
         raise input_error(f"rngs: expected {n_series} generators, got {len(rngs)}")
     out = np.empty((n_series, reps))
-    prefix = np.zeros((2, n_obs + 1))
+    prefix = np.empty(n_obs + 1)
+    prefix_sq = np.empty(n_obs + 1)
     for i, rng in enumerate(rngs):
-        row = x[i] - x[i].sum() / n_obs if demean else x[i]
-        np.cumsum(row, out=prefix[0, 1:])
-        np.cumsum(row * row, out=prefix[1, 1:])
         starts, lengths = block_starts_and_lengths(rng, n_obs, block_length, reps, method)
-        if method == "circular":
-            # Sum (real) and sum of squares (imaginary) of the full-length block starting at
-            # each period, wrapping past the end.
-            cut = n_obs - block_length + 1
-            parts = np.empty((2, n_obs))
-            np.subtract(prefix[:, block_length:], prefix[:, :cut], out=parts[:, :cut])
-            np.subtract(prefix[:, 1:block_length], prefix[:, cut:n_obs], out=parts[:, cut:])
-            parts[:, cut:] += prefix[:, n_obs : n_obs + 1]
-            full = parts[0] + 1j * parts[1]
-            last = prefix[0] + 1j * prefix[1]
-            totals = np.take(full, starts[:, :-1]).sum(axis=1) + _wrapped_block_sums(
-                last, starts[:, -1], lengths[:, -1]
-            )
-        else:
-            totals = _wrapped_block_sums(prefix[0] + 1j * prefix[1], starts, lengths).sum(axis=1)
-        total, total_sq = totals.real, totals.imag
-        mean = total / n_obs
-        var = (total_sq - total * mean) / (n_obs - 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[i] = np.where(var > 0, mean / np.sqrt(np.maximum(var, 0.0)), np.nan)
+        _resample_sharpes(x[i], demean, starts, lengths, prefix, prefix_sq, out[i])
     return out
 
 

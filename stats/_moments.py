@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from stats._row_kernel import PathStatistics, path_statistics
+
 from stats._validation import input_error
 
 FloatArray = NDArray[np.float64]
@@ -68,8 +70,9 @@ def return_moments(returns: ArrayLike) -> ReturnMoments:
 
     Notes
     -----
-    Every reduction runs along the contiguous period axis of one row, so a row's moments are
-    bitwise identical whether it is passed alone or inside any batch (raysweep's invariant 1).
+    Computed by :func:`stats.path_statistics`: every reduction runs sequentially along one
+    row, so a row's moments are bitwise identical whether it is passed alone or inside any
+    batch (raysweep's invariant 1).
     Skewness and kurtosis use the biased (population) central moments, as
     ``scipy.stats.skew(bias=True)`` and ``scipy.stats.kurtosis(fisher=False, bias=True)``;
     the kurtosis is RAW (normal = 3), the convention of Bailey & López de Prado's PSR.
@@ -81,20 +84,33 @@ def return_moments(returns: ArrayLike) -> ReturnMoments:
        Frontier". Journal of Risk 15(2), 3-44.
     """
     x = _as_rows(returns)
-    n = x.shape[1]
-    mean = x.sum(axis=1) / n
-    dev = x - mean[:, np.newaxis]
-    dev2 = dev * dev
-    m2 = dev2.sum(axis=1) / n
-    m3 = (dev2 * dev).sum(axis=1) / n
-    m4 = (dev2 * dev2).sum(axis=1) / n
+    return moments_from_path(path_statistics(x), x.shape[1])
+
+
+def moments_from_path(path: PathStatistics, n_obs: int) -> ReturnMoments:
+    """Turn the central moments of :func:`stats.path_statistics` into :class:`ReturnMoments`.
+
+    Parameters
+    ----------
+    path : PathStatistics
+        One-pass statistics of the series.
+    n_obs : int
+        Periods per series.
+
+    Returns
+    -------
+    ReturnMoments
+        ``std`` with ``ddof=1``; biased skewness ``m3 / m2**1.5``; RAW kurtosis
+        ``m4 / m2**2``; NaN skewness and kurtosis for a constant series.
+    """
+    mean, m2 = path.mean, path.m2
     with np.errstate(divide="ignore", invalid="ignore"):
-        std = np.sqrt(m2 * n / (n - 1)) if n > 1 else np.full_like(mean, np.nan)
+        std = np.sqrt(m2 * n_obs / (n_obs - 1)) if n_obs > 1 else np.full_like(mean, np.nan)
         positive = m2 > 0
-        skew = np.where(positive, m3 / m2**1.5, np.nan)
-        kurt = np.where(positive, m4 / (m2 * m2), np.nan)
+        skew = np.where(positive, path.m3 / m2**1.5, np.nan)
+        kurt = np.where(positive, path.m4 / (m2 * m2), np.nan)
     return ReturnMoments(
-        n_obs=np.full(x.shape[0], n, dtype=np.int64),
+        n_obs=np.full(mean.shape[0], n_obs, dtype=np.int64),
         mean=mean,
         std=std,
         skew=skew,

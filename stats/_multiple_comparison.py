@@ -160,7 +160,10 @@ def multiple_testing_summary(pvalues: ArrayLike, alpha: float = 0.05) -> Multipl
 
     Notes
     -----
-    A test survives when its adjusted p-value is ``<= alpha`` (statsmodels' and R's rule).
+    A test survives when its adjusted p-value is ``<= alpha`` (statsmodels' and R's rule);
+    the counts apply the step-down (Holm) and step-up (BH) rules to the raw p-values, as
+    statsmodels does, so a p-value exactly at a threshold is not lost to rounding in the
+    adjusted values.
     Bootstrap p-values have a resolution of ``1/reps``: with 50 replicates no config can
     survive Holm among more than ``alpha * reps = 2.5`` tests, so size ``reps`` to the
     number of configs before reading these counts.
@@ -174,16 +177,24 @@ def multiple_testing_summary(pvalues: ArrayLike, alpha: float = 0.05) -> Multipl
     if not 0.0 < level < 1.0:
         raise input_error(f"alpha: expected a level in (0, 1), got {alpha!r}")
     p = _pvalues(pvalues)
-    holm = holm_adjust(p)
-    bh = benjamini_hochberg_adjust(p)
+    m = len(p)
+    ordered = np.sort(p)
+    rank = np.arange(1, m + 1)
+    # Holm steps down while p_(i) <= alpha/(m - i + 1); BH steps up to the largest i with
+    # p_(i) <= i alpha/m. Comparing raw p-values (as statsmodels does) rather than
+    # adjusted ones keeps boundary cases such as p = alpha exact.
+    above = np.nonzero(ordered > level / (m - rank + 1))[0]
+    n_holm = int(above[0]) if above.size else m
+    below = np.nonzero(ordered <= rank / m * level)[0]
+    n_bh = int(below[-1]) + 1 if below.size else 0
     return MultipleTestingSummary(
-        n_tests=len(p),
+        n_tests=m,
         alpha=level,
         n_raw=int((p <= level).sum()),
-        n_holm=int((holm <= level).sum()),
-        n_bh=int((bh <= level).sum()),
-        holm_adjusted=holm,
-        bh_adjusted=bh,
+        n_holm=n_holm,
+        n_bh=n_bh,
+        holm_adjusted=holm_adjust(p),
+        bh_adjusted=benjamini_hochberg_adjust(p),
     )
 
 

@@ -354,6 +354,13 @@ def deflated_sharpe_ratio(
     SR0 = 0.1132 and DSR = 0.9004 [1]_. Annualising before calling is the classic mistake:
     it inflates the z-statistic by ``sqrt(periods_per_year)``.
 
+    Other implementations: pypbo's ``dsr`` takes the trial Sharpe STANDARD DEVIATION and
+    RAW kurtosis (as here, but no per-period check); code following López de Prado's
+    book often passes pandas' ``kurt()``, which is EXCESS kurtosis, and must add 3 (here
+    an excess kurtosis below ``1 + skew**2`` is refused, larger ones cannot be detected).
+    ``n_trials`` may be the effective number from :func:`effective_number_of_trials`
+    rather than the count of configs; report both.
+
     References
     ----------
     .. [1] Bailey, D. H. and López de Prado, M. (2014). "The Deflated Sharpe Ratio:

@@ -52,7 +52,10 @@ class StrategyOutput:
     returns : ndarray of float64, shape (n, T)
         Per-period simple returns of each config, net of costs.
     turnover : ndarray of float64, shape (n, T)
-        One-way turnover traded at the start of each period (sum of absolute weight changes).
+        One-way turnover (sum of absolute weight changes) booked in the period whose return
+        bears its cost: a trade at the close of ``t`` is booked in period ``t -> t+1`` by
+        ``momentum`` (the cost is charged on the new holding) and in period ``t-1 -> t`` by
+        ``sma_cross`` (the fee hits equity at the fill, as in vectorbt).
     n_trades : ndarray of int64, shape (n,)
         Number of position changes (per asset) over the whole history.
     """

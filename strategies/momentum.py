@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -12,6 +13,35 @@ from strategies._protocol import Param, StrategyOutput, group_rows
 
 if TYPE_CHECKING:
     from sweep._data import Panel
+
+
+@numba.njit(cache=True, nogil=True)
+def _banded_positions(strength, signed_return, direction, bands, costs, rows, out_returns,
+                      out_turnover, out_trades):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """For each config: positions from the dead band, net returns, turnover and trades."""
+    n_assets, n_ret = strength.shape
+    previous = np.zeros(n_assets, dtype=np.int8)
+    for j in rows:
+        band = bands[j]
+        cost = costs[j]
+        previous[:] = 0
+        trades = 0
+        for t in range(n_ret):
+            gross = 0.0
+            moved = 0
+            for a in range(n_assets):
+                position = direction[a, t] if strength[a, t] > band else 0
+                if position != 0:
+                    gross += signed_return[a, t]
+                step = position - previous[a]
+                if step != 0:
+                    trades += 1
+                    moved += step if step > 0 else -step
+                previous[a] = position
+            traded = moved / n_assets
+            out_returns[j, t] = gross / n_assets - cost * traded
+            out_turnover[j, t] = traded
+        out_trades[j] = trades
 
 
 class Momentum:
@@ -56,22 +86,10 @@ class Momentum:
             # Signal at the close of t (t = 0..T-2), NaN (flat) before lb periods exist.
             signal = np.full((n_ret, n_assets), np.nan)
             signal[lb:] = log_price[lb:-1] - log_price[: -1 - lb]
-            strength = np.abs(signal).T.copy()  # (A, T) for contiguous per-asset rows
-            direction = np.sign(np.nan_to_num(signal)).T.astype(np.int8)
-            signed_return = (np.sign(np.nan_to_num(signal)) * asset_returns).T.copy()
-            b = band[rows][:, np.newaxis]
-            gross = np.zeros((rows.shape[0], n_ret))
-            moved = np.zeros((rows.shape[0], n_ret), dtype=np.int8)
-            trades = np.zeros(rows.shape[0], dtype=np.int64)
-            for a in range(n_assets):
-                active = strength[a] > b  # NaN compares False: flat
-                gross += np.where(active, signed_return[a], 0.0)
-                position = direction[a] * active
-                change = np.abs(np.diff(position, axis=1, prepend=0))
-                moved += change
-                trades += np.count_nonzero(change, axis=1)
-            out_turnover = moved / n_assets
-            returns[rows] = gross / n_assets - cost[rows][:, np.newaxis] * out_turnover
-            turnover[rows] = out_turnover
-            n_trades[rows] = trades
+            side = np.sign(np.nan_to_num(signal))
+            strength = np.ascontiguousarray(np.abs(signal).T)  # (A, T): NaN is never > band
+            direction = np.ascontiguousarray(side.T.astype(np.int8))
+            signed_return = np.ascontiguousarray((side * asset_returns).T)
+            _banded_positions(strength, signed_return, direction, band, cost, rows,
+                              returns, turnover, n_trades)
         return StrategyOutput(returns, turnover, n_trades)

@@ -1,16 +1,66 @@
-"""raysweep: distributed, resumable, auditable parameter sweeps for strategy backtests."""
+"""raysweep: distributed, resumable, auditable parameter sweeps for strategy backtests.
 
-from sweep._data import Panel, load_panel, make_panel, panel_fingerprint, synthetic_panel
-from sweep._driver import RunSummary, run_sweep
-from sweep._evaluate import BatchResult, evaluate_batch, results_schema
-from sweep._grid import Axis, Grid
-from sweep._identity import config_id, config_ids, config_seed, config_stream
-from sweep._planner import BatchPlan, PlannerSettings
-from sweep._results import load_results, results_hash, results_table
-from sweep._spec import MetricOptions, ResolvedSweep, SweepSpec, load_spec, resolve, spec_from_dict
-from sweep._table_hash import table_hash
+Public names are imported lazily (PEP 562), so ``import sweep.errors`` from the
+``strategies`` and ``stats`` packages does not pull in the whole engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from sweep._version import ENGINE_VERSION
-from sweep.errors import SweepError
+
+_LAZY: dict[str, str] = {
+    "Axis": "sweep._grid",
+    "BatchPlan": "sweep._planner",
+    "BatchResult": "sweep._evaluate",
+    "Grid": "sweep._grid",
+    "MetricOptions": "sweep._spec",
+    "Panel": "sweep._data",
+    "PlannerSettings": "sweep._planner",
+    "ResolvedSweep": "sweep._spec",
+    "RunSummary": "sweep._driver",
+    "SweepError": "sweep.errors",
+    "SweepSpec": "sweep._spec",
+    "config_id": "sweep._identity",
+    "config_ids": "sweep._identity",
+    "config_seed": "sweep._identity",
+    "config_stream": "sweep._identity",
+    "evaluate_batch": "sweep._evaluate",
+    "load_panel": "sweep._data",
+    "load_results": "sweep._results",
+    "load_spec": "sweep._spec",
+    "make_panel": "sweep._data",
+    "panel_fingerprint": "sweep._data",
+    "resolve": "sweep._spec",
+    "results_hash": "sweep._results",
+    "results_schema": "sweep._evaluate",
+    "results_table": "sweep._results",
+    "run_sweep": "sweep._driver",
+    "spec_from_dict": "sweep._spec",
+    "synthetic_panel": "sweep._data",
+    "table_hash": "sweep._table_hash",
+}
+
+if TYPE_CHECKING:
+    from sweep._data import Panel, load_panel, make_panel, panel_fingerprint, synthetic_panel
+    from sweep._driver import RunSummary, run_sweep
+    from sweep._evaluate import BatchResult, evaluate_batch, results_schema
+    from sweep._grid import Axis, Grid
+    from sweep._identity import config_id, config_ids, config_seed, config_stream
+    from sweep._planner import BatchPlan, PlannerSettings
+    from sweep._results import load_results, results_hash, results_table
+    from sweep._spec import (
+        MetricOptions,
+        ResolvedSweep,
+        SweepSpec,
+        load_spec,
+        resolve,
+        spec_from_dict,
+    )
+    from sweep._table_hash import table_hash
+    from sweep.errors import SweepError
 
 __version__ = ENGINE_VERSION
 
@@ -47,3 +97,15 @@ __all__ = [
     "synthetic_panel",
     "table_hash",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sweep' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

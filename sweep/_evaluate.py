@@ -60,14 +60,15 @@ def results_schema(sweep: ResolvedSweep) -> pa.Schema:
 
 
 class _LazyGenerators(Sequence[np.random.Generator]):
-    """One generator per config, created on first use (most strategies never ask)."""
+    """The strategy stream of each config, created on first use (most strategies never ask)."""
 
-    def __init__(self, seeds: Sequence[np.random.SeedSequence]) -> None:
-        self._seeds = seeds
+    def __init__(self, root_seed: int, ids: Sequence[str]) -> None:
+        self._root = root_seed
+        self._ids = ids
         self._made: dict[int, np.random.Generator] = {}
 
     def __len__(self) -> int:
-        return len(self._seeds)
+        return len(self._ids)
 
     @overload
     def __getitem__(self, i: int) -> np.random.Generator: ...
@@ -77,7 +78,8 @@ class _LazyGenerators(Sequence[np.random.Generator]):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i not in self._made:
-            self._made[i] = np.random.default_rng(self._seeds[i])
+            seed = config_stream(self._root, self._ids[i], STRATEGY_STREAM)
+            self._made[i] = np.random.default_rng(seed)
         return self._made[i]
 
 
@@ -119,7 +121,7 @@ def _evaluate_rows(
     params = sweep.grid.params_at(idx)
     ids = config_ids_at(sweep, params)
     root = sweep.spec.seed
-    strategy_rngs = _LazyGenerators([config_stream(root, c, STRATEGY_STREAM) for c in ids])
+    strategy_rngs = _LazyGenerators(root, ids)
     reps = sweep.spec.metrics.bootstrap_reps
     boot_rngs = (
         [np.random.default_rng(config_stream(root, c, BOOTSTRAP_STREAM)) for c in ids]

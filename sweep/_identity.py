@@ -104,9 +104,12 @@ def config_seed(root_seed: int, config_id_hex: str) -> np.random.SeedSequence:
         ``.spawn(2)``: index :data:`STRATEGY_STREAM` for the strategy, :data:`BOOTSTRAP_STREAM`
         for the bootstrap.
     """
-    raw = bytes.fromhex(config_id_hex)
-    words = tuple(int.from_bytes(raw[i : i + 4], "big") for i in range(0, len(raw), 4))
-    return np.random.SeedSequence(entropy=root_seed, spawn_key=words)
+    return np.random.SeedSequence(entropy=root_seed, spawn_key=_words(config_id_hex))
+
+
+def _words(config_id_hex: str) -> tuple[int, ...]:
+    """The big-endian 32-bit words of a config id (its spawn key)."""
+    return tuple(int(config_id_hex[i : i + 8], 16) for i in range(0, len(config_id_hex), 8))
 
 
 def config_stream(root_seed: int, config_id_hex: str, stream: int) -> np.random.SeedSequence:
@@ -127,8 +130,7 @@ def config_stream(root_seed: int, config_id_hex: str, stream: int) -> np.random.
         Identical to ``config_seed(root_seed, config_id_hex).spawn(2)[stream]`` (a spawned
         child's spawn key is its parent's plus its index), built in one step.
     """
-    words = config_seed(root_seed, config_id_hex).spawn_key
-    return np.random.SeedSequence(entropy=root_seed, spawn_key=(*words, stream))
+    return np.random.SeedSequence(entropy=root_seed, spawn_key=(*_words(config_id_hex), stream))
 
 
 def config_ids(strategy: str, version: str, params: Mapping[str, Sequence[object]]) -> list[str]:

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from stats import annualised_sharpe, bootstrap_pvalue, bootstrap_sharpe, return_moments
+from stats import (
+    annualised_sharpe,
+    bootstrap_pvalue,
+    bootstrap_sharpe,
+    moments_from_path,
+    path_statistics,
+)
 from strategies import StrategyOutput
 
 #: Float metric columns, in table order.
@@ -47,56 +53,6 @@ class MetricSettings:
     pbo_blocks: int
 
 
-def block_sufficient_stats(
-    returns: NDArray[np.float64], n_blocks: int
-) -> tuple[int, NDArray[np.float64], NDArray[np.float64]]:
-    """Per-block count, sum and sum of squares of each row, for PBO by CSCV.
-
-    Parameters
-    ----------
-    returns : ndarray, shape (n, T)
-        Per-period returns.
-    n_blocks : int
-        Number of equal time blocks ``S``.
-
-    Returns
-    -------
-    count : int
-        Periods per block, ``T // S``.
-    sums, sums_sq : ndarray, shape (n, S)
-        Sum and sum of squares of the returns in each block.
-
-    Notes
-    -----
-    The first ``T mod S`` periods (the oldest) are dropped so every block has the same count.
-    """
-    n, t = returns.shape
-    count = t // n_blocks
-    tail = returns[:, t - count * n_blocks :].reshape(n, n_blocks, count)
-    return count, tail.sum(axis=2), (tail * tail).sum(axis=2)
-
-
-def equity_stats(returns: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Total return and maximum drawdown of compounding equity that starts at 1.
-
-    Parameters
-    ----------
-    returns : ndarray, shape (n, T)
-        Per-period simple returns.
-
-    Returns
-    -------
-    total_return, max_drawdown : ndarray, shape (n,)
-        ``prod(1 + r) - 1`` (as the last value of a sequential cumulative product) and the
-        largest peak-to-trough fall as a positive fraction.
-    """
-    equity = np.cumprod(1.0 + returns, axis=1)
-    peak = np.maximum(np.maximum.accumulate(equity, axis=1), 1.0)
-    drawdown: NDArray[np.float64] = (1.0 - equity / peak).max(axis=1)
-    total: NDArray[np.float64] = np.subtract(equity[:, -1], 1.0)
-    return total, drawdown
-
-
 def config_metrics(
     output: StrategyOutput,
     bootstrap_rngs: Sequence[np.random.Generator],
@@ -129,9 +85,9 @@ def config_metrics(
     """
     r = np.ascontiguousarray(output.returns, dtype=np.float64)
     n, t = r.shape
-    moments = return_moments(r)
+    path = path_statistics(r, settings.pbo_blocks)
+    moments = moments_from_path(path, t)
     sharpe = moments.sharpe
-    total_return, drawdown = equity_stats(r)
     cols: dict[str, NDArray[np.generic]] = {
         "n_obs": moments.n_obs,
         "mean": moments.mean,
@@ -140,8 +96,8 @@ def config_metrics(
         "sharpe_ann": annualised_sharpe(sharpe, settings.periods_per_year),
         "skew": moments.skew,
         "kurtosis": moments.kurtosis,
-        "total_return": total_return,
-        "max_drawdown": drawdown,
+        "total_return": path.total_return,
+        "max_drawdown": path.max_drawdown,
         "turnover": output.turnover.sum(axis=1) / t * settings.periods_per_year,
         "n_trades": output.n_trades.astype(np.int64),
     }
@@ -156,11 +112,10 @@ def config_metrics(
         cols["p_value"] = bootstrap_pvalue(sharpe, boot)
     else:
         cols["p_value"] = np.full(n, np.nan)
-    count, sums, sums_sq = block_sufficient_stats(r, settings.pbo_blocks)
-    cols["blk_n"] = np.full(n, count, dtype=np.int64)
+    cols["blk_n"] = np.full(n, path.block_count, dtype=np.int64)
     sum_names, sq_names = block_columns(settings.pbo_blocks)
     for j, name in enumerate(sum_names):
-        cols[name] = np.ascontiguousarray(sums[:, j])
+        cols[name] = np.ascontiguousarray(path.block_sum[:, j])
     for j, name in enumerate(sq_names):
-        cols[name] = np.ascontiguousarray(sums_sq[:, j])
+        cols[name] = np.ascontiguousarray(path.block_sumsq[:, j])
     return cols

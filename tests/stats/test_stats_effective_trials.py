@@ -176,3 +176,19 @@ def test_participation_ratio_lies_in_one_to_n(n: int, t: int, seed: int, mix: fl
 def test_bad_input_is_refused(x: np.ndarray, kw: dict[str, object], match: str) -> None:
     with pytest.raises(StatsInputError, match=match):
         effective_number_of_trials(x, **kw)  # type: ignore[arg-type]
+
+
+def test_eigenvalues_can_be_skipped() -> None:
+    x = factor_returns(200, 80, seed=9)
+    res = effective_number_of_trials(x, eigenvalues=False)
+    full = effective_number_of_trials(x)
+    assert res.eigen_method == "none" and res.eigen_sample_size == 0
+    assert np.isnan(res.li_ji) and np.isnan(res.galwey)
+    assert res.participation_ratio == pytest.approx(full.participation_ratio, rel=1e-12)
+
+
+def test_sampled_eigen_estimates_respect_the_rank() -> None:
+    # T - 1 = 29 bounds the rank, so Galwey <= 29 and Li-Ji <= 58 however they extrapolate.
+    x = np.random.default_rng(10).standard_normal((3000, 30))
+    res = effective_number_of_trials(x, method="estimated", sample_size=100)
+    assert res.galwey <= 29 + 1e-9 and res.li_ji <= 58 + 1e-9

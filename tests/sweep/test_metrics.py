@@ -6,7 +6,8 @@ import pytest
 from scipy import stats as sps
 
 from strategies import StrategyOutput
-from sweep._metrics import MetricSettings, block_sufficient_stats, config_metrics
+from stats import path_statistics
+from sweep._metrics import MetricSettings, config_metrics
 
 SETTINGS = MetricSettings(
     periods_per_year=252,
@@ -50,7 +51,8 @@ def test_moments_and_sharpe_match_scipy_and_pandas(output):
 
 
 def test_block_statistics_drop_the_oldest_remainder(output):
-    count, sums, sq = block_sufficient_stats(output.returns, 8)
+    p = path_statistics(output.returns, 8)
+    count, sums, sq = p.block_count, p.block_sum, p.block_sumsq
     assert count == 1003 // 8
     tail = output.returns[:, 1003 - 8 * count :]
     np.testing.assert_allclose(sums[:, 3], tail[:, 3 * count : 4 * count].sum(axis=1), rtol=1e-12)

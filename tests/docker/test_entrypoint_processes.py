@@ -1,0 +1,282 @@
+"""docker/entrypoint as real processes (no Docker): head, workers and drivers on 127.0.0.1.
+
+One cluster for the module: ``entrypoint head`` (0 CPUs, dashboard on loopback) and
+``entrypoint worker`` (2 CPUs), token auth and Ray's files in temporary folders. Drivers are
+``entrypoint driver`` processes, as the compose ``driver`` service and the KubeRay RayJob run
+them. A worker killed mid-sweep is replaced and the sweep ends with the hash of a local run;
+a driver killed mid-sweep is started again and resumes to the same hash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from sweep import results_hash, run_sweep, spec_from_dict
+from sweep._store import RunStore
+from tests.conftest import assert_loopback_only
+from tests.helpers import small_spec_dict, write_spec
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+ENTRYPOINT = REPO / "docker" / "entrypoint"
+SLOW = "tests.strategies_for_tests:SlowMomentum"
+# Ports the entrypoint pins for containers; empty = Ray picks (several nodes share 127.0.0.1).
+PER_NODE_PORTS = ("RAY_NODE_MANAGER_PORT", "RAY_OBJECT_MANAGER_PORT", "RAY_RUNTIME_ENV_AGENT_PORT",
+                  "RAY_DASHBOARD_AGENT_GRPC_PORT", "RAY_METRICS_EXPORT_PORT", "RAY_MIN_WORKER_PORT",
+                  "RAY_MAX_WORKER_PORT")
+TOTAL, TASKS = 300, 50  # 60 lookbacks x 5 bands, 6 configs per task
+
+
+def slow_doc() -> dict[str, Any]:
+    return small_spec_dict(strategy={"name": SLOW}, grid={"lookback": {"start": 5, "stop": 245, "step": 4},
+                                                           "band": [0.0, 0.004, 0.008, 0.012, 0.016]})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL a process started in its own session, its group and all its descendants."""
+    victims: list[psutil.Process] = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        victims = psutil.Process(proc.pid).children(recursive=True)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    for p in victims:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
+    proc.wait(timeout=30)
+    psutil.wait_procs(victims, timeout=10)
+
+
+def processes_naming(mark: str) -> list[psutil.Process]:
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            if any(mark in arg for arg in p.info["cmdline"] or []):
+                found.append(p)
+    return found
+
+
+class EntrypointCluster:
+    """Processes started from docker/entrypoint, killed (with all they started) at the end."""
+
+    def __init__(self, ray_tmp: Path, logs: Path) -> None:
+        self.ray_tmp, self.logs = ray_tmp, logs
+        self.port, self.dashboard_port = free_port(), free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "RAYSWEEP_PYTHON": sys.executable,
+            "RAY_NODE_IP": "127.0.0.1",
+            "RAY_TMPDIR": str(ray_tmp),
+            "RAY_PORT": str(self.port),
+            "RAY_HEAD_ADDRESS": self.address,
+            "RAY_WAIT_TIMEOUT": "60",
+            # Declare a killed node dead after ~3 s instead of ~15 s (Ray's defaults: 3 s x 5).
+            "RAY_health_check_period_ms": "1000",
+            "RAY_health_check_failure_threshold": "3",
+            **dict.fromkeys(PER_NODE_PORTS, ""),
+        }
+        self.env.pop("RAY_ADDRESS", None)
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.count = 0
+
+    def start(self, mode: str, **env: str) -> subprocess.Popen[bytes]:
+        self.count += 1
+        log = self.logs / f"{self.count:02d}-{mode}.log"
+        full = {**self.env, "RAY_DASHBOARD_AGENT_LISTEN_PORT": str(free_port()), **env}
+        with log.open("wb") as out:
+            proc = subprocess.Popen([str(ENTRYPOINT), mode], env=full, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        proc.log = log  # type: ignore[attr-defined]
+        self.procs.append(proc)
+        return proc
+
+    def head(self) -> subprocess.Popen[bytes]:
+        return self.start("head", RAY_NUM_CPUS="0", RAY_DASHBOARD_HOST="127.0.0.1",
+                          RAY_DASHBOARD_PORT=str(self.dashboard_port), RAY_CLIENT_SERVER_PORT=str(free_port()))
+
+    def worker(self) -> subprocess.Popen[bytes]:
+        # The strategy sleeps in the worker's processes, so the sleep is the worker's setting.
+        return self.start("worker", RAY_NUM_CPUS="2", RAYSWEEP_TEST_SLEEP="0.03")
+
+    def driver(self, run_dir: Path, spec: Path, **env: str) -> subprocess.Popen[bytes]:
+        settings = {"SWEEP_BATCH_SIZE": "6", "SWEEP_MIN_CPUS": "0", "SWEEP_LOCK_WAIT": "30",
+                    "SWEEP_REPORT": "0", **env}
+        return self.start("driver", RAY_ADDRESS=self.address, RUN_DIR=str(run_dir), SPEC=str(spec), **settings)
+
+    def close(self) -> None:
+        for proc in self.procs:
+            with contextlib.suppress(Exception):
+                kill_tree(proc)
+        # Anything left that runs from this cluster's temp folder (a scoped `ray stop`).
+        for p in processes_naming(str(self.ray_tmp)):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.kill()
+
+
+def output(proc: subprocess.Popen[bytes]) -> str:
+    return proc.log.read_text(errors="replace")  # type: ignore[attr-defined]
+
+
+def wait_for(what: str, check: Any, timeout: float, *procs: subprocess.Popen[bytes]) -> None:
+    deadline = time.time() + timeout
+    while not check():
+        for proc in procs:
+            if proc.poll() is not None:
+                pytest.fail(f"waiting for {what}: {proc.args} exited {proc.returncode}:\n{output(proc)[-3000:]}")
+        if time.time() > deadline:
+            logs = "\n".join(output(p)[-1500:] for p in procs)
+            pytest.fail(f"timed out waiting for {what}\n{logs}")
+        time.sleep(0.05)
+
+
+def n_parts(run_dir: Path) -> int:
+    return len(list((run_dir / "parts").glob("part-*")))
+
+
+@pytest.fixture(scope="module")
+def local_hash(tmp_path_factory) -> str:  # type: ignore[no-untyped-def]
+    os.environ["RAYSWEEP_TEST_SLEEP"] = "0"
+    try:
+        summary = run_sweep(spec_from_dict(slow_doc()), tmp_path_factory.mktemp("local") / "r", progress=False)
+    finally:
+        del os.environ["RAYSWEEP_TEST_SLEEP"]
+    assert summary.table_hash
+    return summary.table_hash
+
+
+@pytest.fixture(scope="module")
+def cluster(ray_env, tmp_path_factory) -> Iterator[EntrypointCluster]:  # type: ignore[no-untyped-def]
+    import ray
+
+    # A short folder: Ray's unix-socket paths under it must stay below 108 bytes.
+    ray_tmp = Path(tempfile.mkdtemp(prefix="rs-", dir="/tmp"))
+    c = EntrypointCluster(ray_tmp, tmp_path_factory.mktemp("logs"))
+    try:
+        head = c.head()
+        c.workers = [c.worker()]  # type: ignore[attr-defined]
+        wait_for("the head's GCS", lambda: _accepts(c.port), 60, head)
+        ray.init(address=c.address, log_to_driver=False)
+        assert_loopback_only()
+        wait_for("2 worker CPUs", lambda: ray.cluster_resources().get("CPU", 0) >= 2, 60, head, *c.workers)  # type: ignore[attr-defined]
+        assert ray.cluster_resources().get("CPU", 0) == 2, "the head runs no tasks (RAY_NUM_CPUS=0)"
+        assert_loopback_only()
+        yield c
+    finally:
+        ray.shutdown()
+        c.close()
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _all_loopback(addresses: list[str]) -> bool:
+    return bool(addresses) and all(ipaddress.ip_address(a).is_loopback for a in addresses)
+
+
+def test_head_dashboard_is_on_loopback_and_wants_the_token(cluster):
+    url = f"http://127.0.0.1:{cluster.dashboard_port}/api/version"
+    deadline = time.time() + 30
+    while True:  # the dashboard comes up a moment after the GCS
+        try:
+            urllib.request.urlopen(url, timeout=2)
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 401, f"a request without the token got HTTP {exc.code}"
+            break
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+        else:
+            pytest.fail("the dashboard answered a request without the token")
+    token = Path(os.environ["RAY_AUTH_TOKEN_PATH"]).read_text().strip()
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        assert json.loads(response.read())["ray_version"]
+    listening = {c.laddr.ip for c in psutil.net_connections("tcp")
+                 if c.status == psutil.CONN_LISTEN and c.laddr.port == cluster.dashboard_port}
+    assert listening and all(ipaddress.ip_address(a.removeprefix("::ffff:")).is_loopback for a in listening)
+
+
+@pytest.mark.timeout(240)
+def test_worker_killed_mid_sweep_is_replaced_and_the_hash_is_the_local_one(cluster, tmp_path, local_hash):
+    spec = write_spec(tmp_path / "s.toml", slow_doc())
+    run_dir = tmp_path / "run"
+    driver = cluster.driver(run_dir, spec, SWEEP_REPORT="auto")  # runs `sweep report` once it exists
+    wait_for("a fifth of the parts", lambda: n_parts(run_dir) >= TASKS // 5, 90, driver)
+    kill_tree(cluster.workers[0])  # raylet, its task workers and agents: the node is gone
+    assert n_parts(run_dir) < TASKS, "the sweep ended before the worker was killed"
+    cluster.workers[0] = cluster.worker()
+    assert driver.wait(timeout=180) == 0, output(driver)[-4000:]
+    log = output(driver)
+    assert f"table hash: {local_hash}" in log  # printed by `sweep verify`
+    assert "parts verified: " in log and "0 bad" in log
+    assert results_hash(run_dir) == local_hash
+    telemetry = RunStore(run_dir).read_telemetry().to_pandas()
+    assert telemetry["n_configs"].sum() == TOTAL and len(telemetry) == TASKS  # nothing lost, nothing twice
+    assert telemetry["node"].nunique() == 2, "the old and the new worker node both ran tasks"
+    assert (telemetry["attempt"] >= 1).any(), "a task of the killed worker should show a retry"
+    sessions = RunStore(run_dir).read_manifest()["sessions"]
+    assert [s["status"] for s in sessions] == ["completed"]
+    assert _all_loopback(sessions[0]["executor_info"]["node_addresses"])
+
+
+@pytest.mark.timeout(240)
+def test_driver_killed_mid_sweep_then_run_again_resumes_to_the_local_hash(cluster, tmp_path, local_hash):
+    spec = write_spec(tmp_path / "s.toml", slow_doc())
+    run_dir = tmp_path / "run"
+    first = cluster.driver(run_dir, spec)
+    wait_for("a few parts", lambda: n_parts(run_dir) >= 5, 90, first)
+    kill_tree(first)  # the driver container or pod is gone, sweep process and all
+    done = int(RunStore(run_dir).done_mask(TOTAL).sum())
+    assert 0 < done < TOTAL
+    assert (run_dir / "lock").exists(), "a SIGKILLed driver leaves its lock behind"
+
+    # Run the driver again, as the compose driver service does: it joins as a 0-CPU node and
+    # waits for the cluster's CPUs before it starts.
+    again = cluster.driver(run_dir, spec, DRIVER_START_NODE="1", SWEEP_MIN_CPUS="2")
+    assert again.wait(timeout=180) == 0, output(again)[-4000:]
+    log = output(again)
+    assert "has a manifest: resuming it" in log
+    assert f"table hash: {local_hash}" in log
+    assert results_hash(run_dir) == local_hash
+    sessions = RunStore(run_dir).read_manifest()["sessions"]
+    assert [s["status"] for s in sessions] == ["killed", "completed"]
+    assert sessions[1]["took_over_lock"], "the dead driver's stale lock is taken over"
+    assert sessions[1]["configs_computed"] == TOTAL - done
+    assert all(_all_loopback(s.get("executor_info", {}).get("node_addresses", ["?"])) for s in sessions)
+    # The driver's own node is stopped with it, and nothing else is.
+    assert not processes_naming("raysweep-driver-node"), "the driver node outlived its driver"
+    assert all(p.poll() is None for p in (cluster.procs[0], *cluster.workers)), "head or worker died"
+    status = subprocess.run([sys.executable, "-m", "sweep", "status", str(run_dir), "--json"],
+                            capture_output=True, text=True, check=True)
+    info = json.loads(status.stdout)
+    assert (info["done"], info["remaining"], info["table_hash"]) == (TOTAL, 0, local_hash)
