@@ -168,8 +168,9 @@ def bootstrap_sharpe(
     -----
     The prefix sums and the per-block gathers run in one compiled loop per series; the
     block starts are drawn with numpy's ``Generator`` (so the stream is numpy's, documented
-    and stable). With ``demean=True`` this draws from the null distribution of the Sharpe ratio under
-    serial dependence, which :func:`bootstrap_pvalue` compares the observed Sharpe against.
+    and stable). With ``demean=True`` this draws from the null distribution of the Sharpe
+    ratio under serial dependence, which :func:`bootstrap_pvalue` compares the observed
+    Sharpe against.
     Each resample's Sharpe equals that of the explicitly gathered resample (same blocks)
     to rounding; the variance comes from pooled ``Σx`` and ``Σx²`` of the demeaned series.
 
@@ -229,9 +230,7 @@ def bootstrap_pvalue(
     obs = np.asarray(observed_sharpe, dtype=np.float64)
     boot = np.asarray(bootstrap_sharpes, dtype=np.float64)
     if obs.ndim != 1:
-        raise input_error(
-            f"observed_sharpe: expected a 1-D array, got {obs.ndim} dimensions"
-        )
+        raise input_error(f"observed_sharpe: expected a 1-D array, got {obs.ndim} dimensions")
     if boot.ndim != 2 or boot.shape[0] != obs.shape[0] or boot.shape[1] == 0:
         raise input_error(
             f"bootstrap_sharpes: expected shape ({obs.shape[0]}, reps) with reps >= 1, "

@@ -8,7 +8,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from stats._row_kernel import PathStatistics, path_statistics
-
 from stats._validation import input_error
 
 FloatArray = NDArray[np.float64]
@@ -155,9 +154,7 @@ def annualised_sharpe(sharpe_per_period: ArrayLike, periods_per_year: float) -> 
         Annualised Sharpe ratios (the i.i.d. square-root-of-time rule).
     """
     if not periods_per_year > 0:
-        raise input_error(
-            f"periods_per_year: expected a positive number, got {periods_per_year!r}"
-        )
+        raise input_error(f"periods_per_year: expected a positive number, got {periods_per_year!r}")
     out: NDArray[np.float64] = np.asarray(sharpe_per_period, dtype=np.float64) * np.sqrt(
         periods_per_year
     )

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 
 @numba.njit(cache=True, nogil=True)
-def _banded_positions(strength, signed_return, direction, bands, costs, rows, out_returns,
-                      out_turnover, out_trades):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+def _banded_positions(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    strength, signed_return, direction, bands, costs, rows, out_returns, out_turnover, out_trades
+):
     """For each config: positions from the dead band, net returns, turnover and trades."""
     n_assets, n_ret = strength.shape
     previous = np.zeros(n_assets, dtype=np.int8)
@@ -90,6 +91,7 @@ class Momentum:
             strength = np.ascontiguousarray(np.abs(signal).T)  # (A, T): NaN is never > band
             direction = np.ascontiguousarray(side.T.astype(np.int8))
             signed_return = np.ascontiguousarray((side * asset_returns).T)
-            _banded_positions(strength, signed_return, direction, band, cost, rows,
-                              returns, turnover, n_trades)
+            _banded_positions(
+                strength, signed_return, direction, band, cost, rows, returns, turnover, n_trades
+            )
         return StrategyOutput(returns, turnover, n_trades)

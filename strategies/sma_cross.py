@@ -144,7 +144,14 @@ class SmaCross:
     params = (
         Param("fast", "int", window=True, doc="fast SMA window in periods"),
         Param("slow", "int", window=True, doc="slow SMA window in periods"),
-        Param("fees", "float", minimum=0.0, default=0.0, doc="fee as a fraction of traded value"),
+        Param(
+            "fees",
+            "float",
+            minimum=0.0,
+            maximum=0.5,
+            default=0.0,
+            doc="fee as a fraction of traded value",
+        ),
         Param("asset", "int", minimum=0, default=0, doc="column of the panel traded (0: first)"),
     )
 

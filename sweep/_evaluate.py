@@ -109,6 +109,45 @@ def _checked(output: StrategyOutput, n: int, t: int) -> StrategyOutput:
     return output
 
 
+def config_returns(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Recompute the per-period returns of the configs at grid positions ``indices``.
+
+    Returns depend only on the config, the data and the root seed, so they are recomputed
+    exactly (bit for bit the series the stored metrics were computed from) instead of kept.
+
+    Parameters
+    ----------
+    sweep : ResolvedSweep
+        The sweep.
+    indices : ndarray of int64
+        Grid positions.
+
+    Returns
+    -------
+    ndarray of float64, shape (len(indices), n_returns)
+        One row per index, in the order given; a config whose strategy raises gets NaNs.
+    """
+    idx = np.asarray(indices, dtype=np.int64)
+    out = np.full((idx.shape[0], sweep.n_returns), np.nan)
+    for lo in range(0, idx.shape[0], SUB_BATCH):
+        chunk = idx[lo : lo + SUB_BATCH]
+        params = sweep.grid.params_at(chunk)
+        rngs = _LazyGenerators(sweep.spec.seed, config_ids_at(sweep, params))
+        try:
+            out[lo : lo + chunk.shape[0]] = sweep.strategy.evaluate(
+                sweep.panel, params, rngs
+            ).returns
+        except Exception:
+            for j in range(chunk.shape[0]):
+                one = {k: v[j : j + 1] for k, v in params.items()}
+                try:
+                    row = sweep.strategy.evaluate(sweep.panel, one, rngs[j : j + 1]).returns[0]
+                    out[lo + j] = row
+                except Exception:  # recorded as an error row in the results already
+                    continue
+    return out
+
+
 #: Configs pushed through strategy and metrics together inside one batch (keeps the
 #: scratch arrays in cache and the memory of a large batch bounded).
 SUB_BATCH = 64

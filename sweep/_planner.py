@@ -1,8 +1,8 @@
 """Choosing the batch size from measurements: the amortization law, then clamps.
 
 Every task pays a fixed overhead ``O`` and each config costs ``b``; the batch that reaches a
-fraction ``f`` of the achievable speedup is ``B*(f) = f O / (b (1 - f))``. The planner
-measures ``O`` on the executor (no-op round trips carrying a result of the real size, plus
+fraction ``f`` of the achievable speedup is ``B*(f) = f O / (b (1 - f))``. After a warm-up
+task per worker (imports, compiled kernels), the planner measures ``O`` on the executor (no-op round trips carrying a result of the real size, plus
 the fixed in-task cost and, for the in-process executor, the driver's part write, which
 runs in series with the work), measures ``b`` from two pilot batches of different sizes
 (whose results are kept), then clamps ``B``: at least ``min_tasks_per_worker`` tasks per
@@ -52,6 +52,7 @@ class BatchPlan:
     target_efficiency: float = math.nan
     law_batch: float = math.nan
     clamps: list[str] = field(default_factory=list)
+    warmup_configs: int = 0
     pilot: list[dict[str, float]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -149,7 +150,11 @@ def plan_batches(
         size, clamps = clamp_batch(math.inf, n_todo, workers, 0.0, settings)
         return BatchPlan(batch_size=size, source="small sweep (no pilot)", clamps=clamps), todo
     pilot_rows: list[dict[str, float]] = []
-    used, size, nbytes = 0, PILOT_FIRST, 0
+    # Warm-up: one single-config task per worker, at once, so every worker has imported the
+    # strategy and loaded its compiled kernels before anything is timed (results are kept).
+    for outcome in executor.run([todo[i : i + 1] for i in range(workers)]):
+        on_pilot(outcome)
+    used, size, nbytes = workers, PILOT_FIRST, 0
     budget = max(2 * PILOT_FIRST, n_todo // 10)
     while True:
         batch = todo[used : used + size]
@@ -193,6 +198,7 @@ def plan_batches(
         target_efficiency=settings.target_efficiency,
         law_batch=law,
         clamps=clamps,
+        warmup_configs=workers,
         pilot=pilot_rows,
     )
     return plan, remaining

@@ -14,15 +14,22 @@ from strategies.momentum import Momentum
 
 
 class SlowMomentum(Momentum):
-    """Momentum that sleeps ``RAYSWEEP_TEST_SLEEP`` seconds per config (default 5 ms)."""
+    """Momentum that sleeps ``RAYSWEEP_TEST_SLEEP`` seconds per config (default 5 ms).
+
+    The sleep is read in the driver when the strategy is built and travels with the pickled
+    instance, so Ray workers started earlier sleep as the driver's environment says.
+    """
 
     name = "slow_momentum"
     version = os.environ.get("RAYSWEEP_TEST_STRATEGY_VERSION", "1")
 
+    def __init__(self) -> None:
+        self.sleep_per_config = float(os.environ.get("RAYSWEEP_TEST_SLEEP", "0.005"))
+
     def evaluate(
         self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]
     ) -> StrategyOutput:
-        time.sleep(float(os.environ.get("RAYSWEEP_TEST_SLEEP", "0.005")) * len(params["lookback"]))
+        time.sleep(self.sleep_per_config * len(params["lookback"]))
         return super().evaluate(panel, params, rngs)
 
 

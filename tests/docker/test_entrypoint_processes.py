@@ -159,14 +159,20 @@ def n_parts(run_dir: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def local_hash(tmp_path_factory) -> str:  # type: ignore[no-untyped-def]
+def local_run(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    """The sweep run in-process with the local executor: the reference hash."""
+    run_dir = tmp_path_factory.mktemp("local") / "r"
     os.environ["RAYSWEEP_TEST_SLEEP"] = "0"
     try:
-        summary = run_sweep(spec_from_dict(slow_doc()), tmp_path_factory.mktemp("local") / "r", progress=False)
+        run_sweep(spec_from_dict(slow_doc()), run_dir, progress=False)
     finally:
         del os.environ["RAYSWEEP_TEST_SLEEP"]
-    assert summary.table_hash
-    return summary.table_hash
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def local_hash(local_run) -> str:  # type: ignore[no-untyped-def]
+    return results_hash(local_run)
 
 
 @pytest.fixture(scope="module")
@@ -249,34 +255,64 @@ def test_worker_killed_mid_sweep_is_replaced_and_the_hash_is_the_local_one(clust
     assert _all_loopback(sessions[0]["executor_info"]["node_addresses"])
 
 
-@pytest.mark.timeout(240)
-def test_driver_killed_mid_sweep_then_run_again_resumes_to_the_local_hash(cluster, tmp_path, local_hash):
+@pytest.mark.timeout(300)
+def test_driver_killed_or_stopped_mid_sweep_then_run_again_resumes_to_the_local_hash(cluster, tmp_path, local_hash):
     spec = write_spec(tmp_path / "s.toml", slow_doc())
     run_dir = tmp_path / "run"
+    store = RunStore(run_dir)
     first = cluster.driver(run_dir, spec)
     wait_for("a few parts", lambda: n_parts(run_dir) >= 5, 90, first)
-    kill_tree(first)  # the driver container or pod is gone, sweep process and all
-    done = int(RunStore(run_dir).done_mask(TOTAL).sum())
+    kill_tree(first)  # a preempted driver: its container or pod is gone, sweep process and all
+    done = int(store.done_mask(TOTAL).sum())
     assert 0 < done < TOTAL
     assert (run_dir / "lock").exists(), "a SIGKILLed driver leaves its lock behind"
 
     # Run the driver again, as the compose driver service does: it joins as a 0-CPU node and
-    # waits for the cluster's CPUs before it starts.
-    again = cluster.driver(run_dir, spec, DRIVER_START_NODE="1", SWEEP_MIN_CPUS="2")
-    assert again.wait(timeout=180) == 0, output(again)[-4000:]
-    log = output(again)
-    assert "has a manifest: resuming it" in log
-    assert f"table hash: {local_hash}" in log
-    assert results_hash(run_dir) == local_hash
-    sessions = RunStore(run_dir).read_manifest()["sessions"]
-    assert [s["status"] for s in sessions] == ["killed", "completed"]
-    assert sessions[1]["took_over_lock"], "the dead driver's stale lock is taken over"
-    assert sessions[1]["configs_computed"] == TOTAL - done
-    assert all(_all_loopback(s.get("executor_info", {}).get("node_addresses", ["?"])) for s in sessions)
-    # The driver's own node is stopped with it, and nothing else is.
+    # waits for the cluster's CPUs. Then stop it as `docker stop` does: SIGTERM to the
+    # entrypoint alone, which hands it on to sweep as SIGINT.
+    second = cluster.driver(run_dir, spec, DRIVER_START_NODE="1", SWEEP_MIN_CPUS="2")
+    parts_before = n_parts(run_dir)
+    wait_for("parts of the second driver", lambda: n_parts(run_dir) >= parts_before + 5, 90, second)
+    second.send_signal(signal.SIGTERM)
+    assert second.wait(timeout=60) == 130, output(second)[-4000:]
+    log = output(second)
+    assert "has a manifest: resuming it" in log and "cluster ready: 2 CPUs on 3 nodes" in log
+    assert "interrupted: finished parts are saved" in log
+    assert not (run_dir / "lock").exists(), "a driver stopped by SIGTERM releases its lock"
     assert not processes_naming("raysweep-driver-node"), "the driver node outlived its driver"
     assert all(p.poll() is None for p in (cluster.procs[0], *cluster.workers)), "head or worker died"
+    done2 = int(store.done_mask(TOTAL).sum())
+    assert done < done2 < TOTAL
+
+    third = cluster.driver(run_dir, spec)
+    assert third.wait(timeout=180) == 0, output(third)[-4000:]
+    log = output(third)
+    assert "has a manifest: resuming it" in log
+    assert f"table hash: {local_hash}" in log  # printed by `sweep verify`
+    assert results_hash(run_dir) == local_hash
+    sessions = store.read_manifest()["sessions"]
+    assert [s["status"] for s in sessions] == ["killed", "interrupted", "completed"]
+    assert sessions[1]["took_over_lock"], "the dead driver's stale lock is taken over"
+    assert not sessions[2]["took_over_lock"]
+    assert sessions[2]["configs_computed"] == TOTAL - done2
+    assert all(_all_loopback(s.get("executor_info", {}).get("node_addresses", ["?"])) for s in sessions)
     status = subprocess.run([sys.executable, "-m", "sweep", "status", str(run_dir), "--json"],
                             capture_output=True, text=True, check=True)
     info = json.loads(status.stdout)
     assert (info["done"], info["remaining"], info["table_hash"]) == (TOTAL, 0, local_hash)
+
+
+def test_driver_waits_for_a_foreign_lock_then_gives_up(local_run, ray_env, tmp_path):
+    """A lock refreshed by a driver on another host: retry, then exit 2 (no Ray needed)."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(local_run, run_dir)
+    (run_dir / "lock").write_text(json.dumps({"pid": 1, "host": "another-host", "proc_start": "1",
+                                              "since": "2026-01-01T00:00:00+00:00"}))
+    env = {**os.environ, "RAYSWEEP_PYTHON": sys.executable, "RUN_DIR": str(run_dir), "RAY_ADDRESS": "auto",
+           "SWEEP_MIN_CPUS": "0", "SWEEP_LOCK_WAIT": "1", "SWEEP_LOCK_RETRY": "0.2"}
+    proc = subprocess.run([str(ENTRYPOINT), "driver"], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("in use by another driver") == 2, proc.stderr  # refused, retried, refused
+    assert proc.stderr.count("retrying in 0.2s") == 1
+    assert "has a manifest: resuming it" in proc.stderr
+    assert json.loads((run_dir / "lock").read_text())["host"] == "another-host", "the live lock is kept"

@@ -74,10 +74,13 @@ def test_failing_configs_are_recorded_or_stop_the_sweep(ray_local, tmp_path):
     assert not done[np.flatnonzero(np.isin(np.repeat(np.arange(5, 45), 2), [13, 26, 39]))].any()
 
 
-def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_local):
+def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_local, monkeypatch):
+    # A strategy with a steady 2 ms per config makes b stable, so B*(f) tracks O.
+    monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0.002")
     sweep = resolve(
         spec_from_dict(
             small_spec_dict(
+                strategy={"name": "tests.strategies_for_tests:SlowMomentum"},
                 grid={"lookback": {"start": 5, "stop": 1000}, "band": [0.0, 0.001, 0.002, 0.004]},
                 data={"source": "synthetic", "years": 5},
             )
@@ -103,7 +106,7 @@ def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_loca
     assert t[0.08] - t[0.02] > 0.8 * 0.06
     assert plans[0.08].law_batch > 2 * plans[0.02].law_batch > 2 * plans[0.0].law_batch
     for p in plans.values():
-        remaining = len(todo) - sum(r["configs"] for r in p.pilot)
+        remaining = len(todo) - sum(r["configs"] for r in p.pilot) - p.warmup_configs
         assert p.batch_size == min(int(np.ceil(remaining / 2)), int(np.ceil(p.law_batch)))
 
 
@@ -122,7 +125,7 @@ def test_clamps_hold_on_a_small_grid(ray_local, tmp_path):
     )
     plan = summary.plan
     assert plan["source"].startswith("auto")
-    remaining = 400 - sum(r["configs"] for r in plan["pilot"])
+    remaining = 400 - sum(r["configs"] for r in plan["pilot"]) - plan["warmup_configs"]
     assert plan["batch_size"] <= np.ceil(remaining / (2 * 4))
     assert plan["batch_size"] <= max(1, 0.05 / plan["per_config_seconds"])
     assert plan["clamps"]
