@@ -2,11 +2,12 @@
 
 Every task pays a fixed overhead ``O`` and each config costs ``b``; the batch that reaches a
 fraction ``f`` of the achievable speedup is ``B*(f) = f O / (b (1 - f))``. After a warm-up
-task per worker (imports, compiled kernels), the planner measures ``O`` on the executor (no-op round trips carrying a result of the real size, plus
-the fixed in-task cost and, for the in-process executor, the driver's part write, which
-runs in series with the work), measures ``b`` from two pilot batches of different sizes
-(whose results are kept), then clamps ``B``: at least ``min_tasks_per_worker`` tasks per
-worker (load balance, little lost per preemption) and at most ``max_task_seconds`` per task.
+task per worker (imports, compiled kernels), the planner measures ``O`` on the executor:
+no-op round trips carrying a result of the real size, plus the fixed in-task cost and, for
+the in-process executor, the driver's part write, which runs in series with the work. It
+measures ``b`` from pilot batches of growing sizes (whose results are kept), then clamps
+``B``: at least ``min_tasks_per_worker`` tasks per worker (load balance, little lost per
+preemption) and at most ``max_task_seconds`` per task.
 """
 
 from __future__ import annotations

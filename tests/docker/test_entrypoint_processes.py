@@ -44,6 +44,7 @@ PER_NODE_PORTS = ("RAY_NODE_MANAGER_PORT", "RAY_OBJECT_MANAGER_PORT", "RAY_RUNTI
                   "RAY_DASHBOARD_AGENT_GRPC_PORT", "RAY_METRICS_EXPORT_PORT", "RAY_MIN_WORKER_PORT",
                   "RAY_MAX_WORKER_PORT")
 TOTAL, TASKS = 300, 50  # 60 lookbacks x 5 bands, 6 configs per task
+SLEEP = "0.02"  # seconds per config in SlowMomentum: ~3 s of work for 2 CPUs
 
 
 def slow_doc() -> dict[str, Any]:
@@ -120,12 +121,11 @@ class EntrypointCluster:
                           RAY_DASHBOARD_PORT=str(self.dashboard_port), RAY_CLIENT_SERVER_PORT=str(free_port()))
 
     def worker(self) -> subprocess.Popen[bytes]:
-        # The strategy sleeps in the worker's processes, so the sleep is the worker's setting.
-        return self.start("worker", RAY_NUM_CPUS="2", RAYSWEEP_TEST_SLEEP="0.03")
+        return self.start("worker", RAY_NUM_CPUS="2", RAYSWEEP_TEST_SLEEP=SLEEP)
 
     def driver(self, run_dir: Path, spec: Path, **env: str) -> subprocess.Popen[bytes]:
         settings = {"SWEEP_BATCH_SIZE": "6", "SWEEP_MIN_CPUS": "0", "SWEEP_LOCK_WAIT": "30",
-                    "SWEEP_REPORT": "0", **env}
+                    "SWEEP_REPORT": "0", "RAYSWEEP_TEST_SLEEP": SLEEP, **env}
         return self.start("driver", RAY_ADDRESS=self.address, RUN_DIR=str(run_dir), SPEC=str(spec), **settings)
 
     def close(self) -> None:

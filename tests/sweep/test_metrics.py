@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from strategies import StrategyOutput
 from stats import path_statistics
+from strategies import StrategyOutput
 from sweep._metrics import MetricSettings, config_metrics
 
 SETTINGS = MetricSettings(
