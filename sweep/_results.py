@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
 
 from sweep._store import RunStore
-from sweep._table_hash import sort_by_config_id, table_hash
+from sweep._table_hash import hash_columns, sort_by_config_id
+from sweep.errors import RunFolderError
 
 
 def results_table(run_dir: str | os.PathLike[str]) -> pa.Table:
@@ -53,5 +57,32 @@ def load_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def results_hash(run_dir: str | os.PathLike[str]) -> str:
-    """Return the canonical table hash of a run folder's results (invariant 3)."""
-    return table_hash(results_table(run_dir), presorted=True)
+    """Return the canonical table hash of a run folder's results (invariant 3).
+
+    Streams one column at a time: the ``config_id`` column fixes the canonical row order,
+    then each column is read from every part, put in that order and hashed, so memory stays
+    at about one column however large the sweep (the same hash as ``table_hash`` of
+    :func:`results_table`).
+    """
+    store = RunStore(run_dir)
+    filesystem, _ = store.fs.arrow()
+    paths = [store.fs.join("parts", name) for name in store.part_names()]
+    if not paths:
+        raise RunFolderError(f"run folder {store.location!r} has no results yet")
+    dataset = ds.dataset(paths, format="parquet", filesystem=filesystem)
+    ids = dataset.to_table(columns=["config_id"]).column(0)
+    order = pc.sort_indices(ids)
+    sorted_ids = ids.take(order).combine_chunks()
+    if len(sorted_ids) > 1:
+        repeats = pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, len(sorted_ids) - 1))
+        if pc.any(repeats).as_py():
+            keep = pa.concat_arrays([pa.array([True]), pc.invert(repeats)])
+            order = order.filter(keep)
+    del ids, sorted_ids
+    names = dataset.schema.names
+
+    def columns() -> Iterator[tuple[str, pa.ChunkedArray]]:
+        for name in names:
+            yield name, dataset.to_table(columns=[name]).column(0).take(order)
+
+    return hash_columns(len(order), columns())

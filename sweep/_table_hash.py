@@ -20,6 +20,7 @@ Recipe (``raysweep-table-v1``), computable with pyarrow alone (see the README):
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -56,6 +57,33 @@ def _column_bytes(column: pa.ChunkedArray) -> list[bytes]:
     raise ValueError(f"unsupported column type {kind} for the table hash")
 
 
+def hash_columns(n_rows: int, columns: Iterable[tuple[str, pa.ChunkedArray | pa.Array]]) -> str:
+    """Hash columns already in canonical (``config_id``-sorted) row order, one at a time.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows in the table.
+    columns : iterable of (name, array)
+        Every column in table order; consumed lazily, so a caller can read one column at a
+        time and keep memory to one column.
+
+    Returns
+    -------
+    str
+        Hex sha256 of the canonical byte form (see the module docstring).
+    """
+    h = hashlib.sha256()
+    h.update(f"{TABLE_HASH_VERSION}\n".encode())
+    h.update(n_rows.to_bytes(8, "little"))
+    for name, column in columns:
+        chunked = column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column])
+        h.update(f"{name}\n{chunked.type}\n".encode())
+        for chunk in _column_bytes(chunked):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def table_hash(table: pa.Table, *, presorted: bool = False) -> str:
     """Return the canonical sha256 of a results table (see the module docstring).
 
@@ -73,11 +101,4 @@ def table_hash(table: pa.Table, *, presorted: bool = False) -> str:
     """
     if not presorted:
         table = sort_by_config_id(table)
-    h = hashlib.sha256()
-    h.update(f"{TABLE_HASH_VERSION}\n".encode())
-    h.update(table.num_rows.to_bytes(8, "little"))
-    for name, column in zip(table.column_names, table.columns, strict=True):
-        h.update(f"{name}\n{column.type}\n".encode())
-        for chunk in _column_bytes(column):
-            h.update(chunk)
-    return h.hexdigest()
+    return hash_columns(table.num_rows, zip(table.column_names, table.columns, strict=True))

@@ -1,10 +1,12 @@
 """docker/entrypoint as real processes (no Docker): head, workers and drivers on 127.0.0.1.
 
 One cluster for the module: ``entrypoint head`` (0 CPUs, dashboard on loopback) and
-``entrypoint worker`` (2 CPUs), token auth and Ray's files in temporary folders. Drivers are
-``entrypoint driver`` processes, as the compose ``driver`` service and the KubeRay RayJob run
-them. A worker killed mid-sweep is replaced and the sweep ends with the hash of a local run;
-a driver killed mid-sweep is started again and resumes to the same hash.
+``entrypoint worker`` (2 CPUs), token auth and Ray's files in temporary folders, the loopback
+guard checked when the test attaches. Drivers are ``entrypoint driver`` processes, as the
+compose ``driver`` service and the KubeRay RayJob run them. A worker killed mid-sweep is
+replaced and the sweep ends with the hash of a local run; a driver SIGKILLed mid-sweep, then
+started again (as a 0-CPU node) and stopped with SIGTERM, then started a third time, resumes
+each time and ends with the same hash; a driver facing a live lock retries, then gives up.
 """
 
 from __future__ import annotations
@@ -103,6 +105,7 @@ class EntrypointCluster:
         }
         self.env.pop("RAY_ADDRESS", None)
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.workers: list[subprocess.Popen[bytes]] = []
         self.count = 0
 
     def start(self, mode: str, **env: str) -> subprocess.Popen[bytes]:
@@ -121,6 +124,7 @@ class EntrypointCluster:
                           RAY_DASHBOARD_PORT=str(self.dashboard_port), RAY_CLIENT_SERVER_PORT=str(free_port()))
 
     def worker(self) -> subprocess.Popen[bytes]:
+        # SlowMomentum reads its sleep where it is built (the driver); the worker gets it too.
         return self.start("worker", RAY_NUM_CPUS="2", RAYSWEEP_TEST_SLEEP=SLEEP)
 
     def driver(self, run_dir: Path, spec: Path, **env: str) -> subprocess.Popen[bytes]:
@@ -184,11 +188,13 @@ def cluster(ray_env, tmp_path_factory) -> Iterator[EntrypointCluster]:  # type: 
     c = EntrypointCluster(ray_tmp, tmp_path_factory.mktemp("logs"))
     try:
         head = c.head()
-        c.workers = [c.worker()]  # type: ignore[attr-defined]
+        c.workers.append(c.worker())
         wait_for("the head's GCS", lambda: _accepts(c.port), 60, head)
+        if ray.is_initialized():
+            ray.shutdown()
         ray.init(address=c.address, log_to_driver=False)
         assert_loopback_only()
-        wait_for("2 worker CPUs", lambda: ray.cluster_resources().get("CPU", 0) >= 2, 60, head, *c.workers)  # type: ignore[attr-defined]
+        wait_for("2 worker CPUs", lambda: ray.cluster_resources().get("CPU", 0) >= 2, 60, head, *c.workers)
         assert ray.cluster_resources().get("CPU", 0) == 2, "the head runs no tasks (RAY_NUM_CPUS=0)"
         assert_loopback_only()
         yield c

@@ -22,3 +22,11 @@ def test_documented_recipe_matches_the_code(tmp_path, capsys):
     recipe = re.search(r"<!-- table-hash-recipe -->\n```python\n(.*?)```", text, re.S).group(1)
     exec(compile(recipe, "README recipe", "exec"), {"run_dir": str(run_dir)})
     assert capsys.readouterr().out.strip() == results_hash(run_dir)
+
+
+def test_streaming_hash_equals_the_in_memory_table_hash(tmp_path):
+    from sweep import results_table, table_hash
+
+    run_dir = tmp_path / "run"
+    run_sweep(spec_from_dict(small_spec_dict()), run_dir, batch_size=9, progress=False)
+    assert results_hash(run_dir) == table_hash(results_table(run_dir))

@@ -1,0 +1,281 @@
+"""Report section 3: how the cluster was used (sessions, planner, task telemetry, fits).
+
+Task times. A task's *latency* is ``end - submit`` (driver clock to worker clock). With
+several tasks in flight per worker a task also waits behind its predecessor, so the report
+fits the amortization law to each task's *service time*: ``end - max(submit, end of the
+previous task on the same worker)``, the time the worker spent on it including dispatch,
+argument fetch, compute and result transport. The first task of every worker in every
+session is left out of the fits (process start, imports, JIT compilation) and drawn hollow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from stats import fit_amortization
+from sweep.errors import StatsInputError
+from sweep.report._load import RunData
+
+#: Fewest warm tasks (and distinct batch sizes) a fit of ``T = O + bB`` needs.
+MIN_FIT_TASKS = 3
+
+
+@dataclass(frozen=True)
+class ExecutionPlotData:
+    """Arrays behind the execution figures (not part of report.json).
+
+    Attributes
+    ----------
+    tasks : pandas.DataFrame or None
+        One row per task with ``session``, ``lane``, ``submit``, ``start``, ``end``
+        (seconds since the session's first submit), ``n_configs``, ``service``,
+        ``compute`` and ``warm``.
+    fits : dict
+        ``"service"`` and ``"compute"``: ``(O, b)`` of each fit that succeeded.
+    """
+
+    tasks: pd.DataFrame | None
+    fits: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def _lane_label(node: str, worker: str) -> str:
+    short = node[:8] if len(node) > 12 else node
+    return f"{short}/{worker}"
+
+
+def task_frame(telemetry: pd.DataFrame) -> pd.DataFrame:
+    """Per-task times relative to each session's first submit, with service time and lane.
+
+    Parameters
+    ----------
+    telemetry : pandas.DataFrame
+        The run's telemetry rows (canonical order).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``session``, ``node``, ``worker``, ``lane``, ``submit``, ``start``, ``end``,
+        ``n_configs``, ``latency``, ``service``, ``compute``, ``attempt``, ``warm``; sorted by
+        session, lane, end.
+    """
+    t = telemetry
+    session = t["session"].astype(np.int64) if "session" in t else pd.Series(0, index=t.index)
+    frame = pd.DataFrame(
+        {
+            "session": session,
+            "node": t["node"].astype(str),
+            "worker": t["worker"].astype(str),
+            "submit_abs": t["submit_time"].astype(float),
+            "start_abs": t["start_time"].astype(float),
+            "end_abs": t["end_time"].astype(float),
+            "n_configs": t["n_configs"].astype(np.int64),
+            "compute": t["compute_seconds"].astype(float),
+            "attempt": t["attempt"].astype(np.int64) if "attempt" in t else -1,
+        }
+    )
+    frame["lane"] = [_lane_label(n, w) for n, w in zip(frame["node"], frame["worker"], strict=True)]
+    frame = frame.sort_values(["session", "lane", "end_abs", "start_abs"], kind="mergesort")
+    prev_end = frame.groupby(["session", "lane"], sort=False)["end_abs"].shift(1)
+    began = np.maximum(frame["submit_abs"], prev_end.fillna(-np.inf))
+    frame["service"] = frame["end_abs"] - began
+    frame["latency"] = frame["end_abs"] - frame["submit_abs"]
+    frame["warm"] = prev_end.notna()
+    origin = frame.groupby("session")["submit_abs"].transform("min")
+    for col in ("submit", "start", "end"):
+        frame[col] = frame[f"{col}_abs"] - origin
+    frame = frame.drop(columns=["submit_abs", "start_abs", "end_abs"])
+    return frame.reset_index(drop=True)
+
+
+def _fit(sizes: NDArray[Any], seconds: NDArray[Any]) -> dict[str, Any]:
+    """Fit ``T = O + bB`` where possible; a dict with the fit or the reason there is none."""
+    if sizes.shape[0] < MIN_FIT_TASKS or np.unique(sizes).shape[0] < 2:
+        return {
+            "available": False,
+            "reason": (
+                f"needs at least {MIN_FIT_TASKS} warm tasks of at least 2 distinct batch sizes; "
+                f"the run has {sizes.shape[0]} warm tasks of sizes {sorted(set(sizes.tolist()))[:8]}"
+            ),
+        }
+    try:
+        fit = fit_amortization(sizes, seconds)
+    except StatsInputError as exc:
+        return {"available": False, "reason": str(exc)}
+    law = fit.law
+    return {
+        "available": True,
+        "overhead_seconds": fit.overhead,
+        "per_config_seconds": fit.marginal,
+        "r_squared": fit.r_squared,
+        "n_tasks": fit.n_points,
+        "ridge_batch": law.ridge,
+        "batch_for_90pct": law.batch_for_fraction(0.9),
+        "batch_for_99pct": law.batch_for_fraction(0.99),
+        "ceiling_speedup": law.ceiling,
+    }
+
+
+def _planner_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for s in sorted(manifest.get("sessions", []), key=lambda s: int(s["id"])):
+        plan = s.get("plan") or {}
+        info = s.get("executor_info") or {}
+        rows.append(
+            {
+                "session": int(s["id"]),
+                "executor": info.get("kind", s.get("executor")),
+                "workers": info.get("workers"),
+                "nodes": info.get("nodes"),
+                "address": info.get("address"),
+                "ray_version": info.get("ray_version"),
+                "source": plan.get("source"),
+                "batch_size": plan.get("batch_size"),
+                "overhead_seconds": plan.get("overhead_seconds"),
+                "transport_seconds": plan.get("transport_seconds"),
+                "fixed_in_task_seconds": plan.get("fixed_in_task_seconds"),
+                "driver_write_seconds": plan.get("driver_write_seconds"),
+                "per_config_seconds": plan.get("per_config_seconds"),
+                "target_efficiency": plan.get("target_efficiency"),
+                "law_batch": plan.get("law_batch"),
+                "clamps": list(plan.get("clamps") or []),
+                "pilot_tasks": len(plan.get("pilot") or []),
+            }
+        )
+    return rows
+
+
+def _wall_rows(manifest: dict[str, Any], tasks: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """Wall time per session: recorded by the driver, else the span of its tasks."""
+    rows = []
+    for s in sorted(manifest.get("sessions", []), key=lambda s: int(s["id"])):
+        sid = int(s["id"])
+        wall = s.get("wall_seconds")
+        source = "recorded"
+        if wall is None:
+            span = None
+            if tasks is not None:
+                mine = tasks[tasks["session"] == sid]
+                if len(mine):
+                    span = float(mine["end"].max())
+            wall, source = span, "task span (the driver recorded none)" if span else "unknown"
+        rows.append({"session": sid, "wall_seconds": wall, "source": source})
+    return rows
+
+
+def _lanes(tasks: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for (session, lane), g in tasks.groupby(["session", "lane"], sort=True):
+        out.append(
+            {
+                "session": int(session),
+                "lane": str(lane),
+                "node": str(g["node"].iloc[0]),
+                "worker": str(g["worker"].iloc[0]),
+                "tasks": len(g),
+                "configs": int(g["n_configs"].sum()),
+                "busy_seconds": float(g["service"].sum()),
+                "compute_seconds": float(g["compute"].sum()),
+                "first_start": float(g["start"].min()),
+                "last_end": float(g["end"].max()),
+            }
+        )
+    return out
+
+
+def execution_section(run: RunData) -> tuple[dict[str, Any], ExecutionPlotData]:
+    """Section 3 of the report.
+
+    Parameters
+    ----------
+    run : RunData
+        The run folder, read.
+
+    Returns
+    -------
+    section : dict
+        Wall and CPU time, workers and nodes, the planner's choices per session, task
+        counts, overhead shares, the fits of ``T = O + bB`` to service and compute times,
+        per-worker summaries and retries.
+    plot_data : ExecutionPlotData
+        Arrays for the timeline and fit figures.
+    """
+    manifest = run.manifest
+    tasks = task_frame(run.telemetry) if run.telemetry is not None else None
+    walls = _wall_rows(manifest, tasks)
+    wall_total = sum(float(w["wall_seconds"]) for w in walls if w["wall_seconds"] is not None)
+    section: dict[str, Any] = {
+        "wall_seconds": wall_total,
+        "wall_by_session": walls,
+        "planner": _planner_rows(manifest),
+        "definitions": {
+            "latency": "end - submit of a task",
+            "service": "end - max(submit, previous end on the same worker): the worker's time "
+            "on the task (dispatch, arguments, compute, result transport)",
+            "overhead_share": "1 - sum(compute) / sum(service)",
+            "overhead_share_latency": "1 - sum(compute) / sum(end - submit)",
+            "warm": "every task but the first of each worker in each session (those are "
+            "left out of the fits: process start, imports, JIT compilation)",
+        },
+    }
+    if tasks is None or tasks.empty:
+        section.update({"tasks": 0, "cpu_seconds": 0.0, "telemetry": False})
+        return section, ExecutionPlotData(None)
+    cpu = float(tasks["compute"].sum())
+    workers_max = max((p["workers"] or 0 for p in section["planner"]), default=0)
+    warm = tasks[tasks["warm"]]
+    service_fit = _fit(warm["n_configs"].to_numpy(), warm["service"].to_numpy())
+    compute_fit = _fit(warm["n_configs"].to_numpy(), warm["compute"].to_numpy())
+    fits = {
+        name: (f["overhead_seconds"], f["per_config_seconds"])
+        for name, f in (("service", service_fit), ("compute", compute_fit))
+        if f["available"]
+    }
+    share = tasks["compute"].clip(lower=0) / tasks["service"].where(tasks["service"] > 0)
+    attempts = tasks["attempt"].to_numpy()
+    section.update(
+        {
+            "telemetry": True,
+            "cpu_seconds": cpu,
+            "utilisation": cpu / (wall_total * workers_max) if wall_total and workers_max else None,
+            "tasks": len(tasks),
+            "tasks_by_session": {
+                str(k): int(v) for k, v in tasks.groupby("session").size().sort_index().items()
+            },
+            "configs_in_tasks": int(tasks["n_configs"].sum()),
+            "batch_sizes": {
+                "min": int(tasks["n_configs"].min()),
+                "median": float(tasks["n_configs"].median()),
+                "max": int(tasks["n_configs"].max()),
+                "distinct": int(tasks["n_configs"].nunique()),
+            },
+            "workers_seen": int(tasks[["node", "worker"]].drop_duplicates().shape[0]),
+            "nodes_seen": int(tasks["node"].nunique()),
+            "overhead_share": 1.0 - cpu / float(tasks["service"].sum())
+            if tasks["service"].sum() > 0
+            else None,
+            "overhead_share_latency": 1.0 - cpu / float(tasks["latency"].sum())
+            if tasks["latency"].sum() > 0
+            else None,
+            "overhead_share_per_task": {
+                "median": float(1.0 - share.median()) if share.notna().any() else None,
+                "p90": float(1.0 - share.quantile(0.1)) if share.notna().any() else None,
+            },
+            "service_seconds": {
+                "total": float(tasks["service"].sum()),
+                "median": float(tasks["service"].median()),
+                "max": float(tasks["service"].max()),
+            },
+            "fit_service": service_fit,
+            "fit_compute": compute_fit,
+            "retries": int((attempts >= 1).sum()),
+            "attempt_unknown": int((attempts < 0).sum()),
+            "workers": _lanes(tasks),
+        }
+    )
+    return section, ExecutionPlotData(tasks, fits)
+

@@ -1,0 +1,247 @@
+"""Report section 4: the best configs, the Sharpe distribution, a metric over two axes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sweep.errors import SweepError, close_matches
+from sweep.report._load import RunData
+from sweep.report._options import ReportOptions
+
+#: Metric columns shown for each top config.
+TOP_COLUMNS = (
+    "sharpe",
+    "sharpe_ann",
+    "p_value",
+    "total_return",
+    "max_drawdown",
+    "turnover",
+    "n_trades",
+    "skew",
+    "kurtosis",
+)
+HISTOGRAM_BINS = 40
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    """A metric over two grid axes, aggregated by maximum over the others.
+
+    Attributes
+    ----------
+    x, y : str
+        Axis names.
+    x_values, y_values : list
+        Sorted distinct values of each axis among the ok configs.
+    z : ndarray of float64, shape (len(y_values), len(x_values))
+        The metric; NaN where no ok config has that pair.
+    metric : str
+        The metric column.
+    aggregated_over : list of str
+        The other multi-valued axes (maximum taken over them).
+    chosen : str
+        ``"automatic"`` or ``"--heatmap"``.
+    """
+
+    x: str
+    y: str
+    x_values: list[Any]
+    y_values: list[Any]
+    z: np.ndarray
+    metric: str
+    aggregated_over: list[str]
+    chosen: str
+
+
+@dataclass(frozen=True)
+class ResultsPlotData:
+    """Arrays behind the results figures (not part of report.json)."""
+
+    sharpe_ann: np.ndarray
+    winner_sharpe_ann: float | None
+    heatmap: Heatmap | None
+    profile: tuple[str, list[Any], np.ndarray] | None
+
+
+def ok_results(run: RunData) -> pd.DataFrame:
+    """The configs whose status is ``ok`` (in ``config_id`` order)."""
+    frame = run.results
+    if frame.empty:
+        return frame
+    return frame[frame["status"] == "ok"]
+
+
+def ranked(frame: pd.DataFrame) -> pd.DataFrame:
+    """Configs by per-period Sharpe, best first; NaN last; ties by ``config_id``."""
+    return frame.sort_values(
+        ["sharpe", "config_id"], ascending=[False, True], na_position="last", kind="mergesort"
+    )
+
+
+def multi_valued_axes(run: RunData) -> list[str]:
+    """Grid axes with more than one value, in grid order."""
+    return [str(a["name"]) for a in run.manifest["grid"]["axes"] if int(a["size"]) > 1]
+
+
+def choose_heatmap_axes(
+    run: RunData, frame: pd.DataFrame, requested: tuple[str, str] | None
+) -> tuple[tuple[str, str] | None, str]:
+    """Pick the heatmap's (x, y) axes.
+
+    Parameters
+    ----------
+    run : RunData
+        The run.
+    frame : pandas.DataFrame
+        The ok configs.
+    requested : tuple of str or None
+        ``--heatmap X,Y``; checked against the grid's axes.
+
+    Returns
+    -------
+    axes : tuple of (str, str) or None
+        None when fewer than two axes vary.
+    how : str
+        ``"--heatmap"`` or ``"automatic"``.
+    """
+    names = run.param_names
+    if requested is not None:
+        for name in requested:
+            if name not in names:
+                raise SweepError(
+                    f"--heatmap: {name!r} is not a grid parameter (parameters: {names})."
+                    + close_matches(name, names)
+                )
+        if requested[0] == requested[1]:
+            raise SweepError(f"--heatmap: expected two different axes, got {requested[0]!r} twice")
+        return requested, "--heatmap"
+    varying = multi_valued_axes(run)
+    if len(varying) < 2:
+        return None, "automatic"
+    distinct = {n: int(frame[n].nunique()) for n in varying}
+    best = sorted(varying, key=lambda n: (-distinct[n], varying.index(n)))[:2]
+    best.sort(key=varying.index)
+    return (best[0], best[1]), "automatic"
+
+
+def heatmap(
+    run: RunData, frame: pd.DataFrame, axes: tuple[str, str], metric: str, how: str
+) -> Heatmap:
+    """The metric's maximum for each (x, y) pair over the other axes."""
+    x, y = axes
+    grouped = frame.groupby([y, x], sort=True)[metric].max()
+    table = grouped.unstack(x).sort_index(axis=0).sort_index(axis=1)
+    others = [n for n in multi_valued_axes(run) if n not in axes]
+    return Heatmap(
+        x=x,
+        y=y,
+        x_values=[v.item() if hasattr(v, "item") else v for v in table.columns],
+        y_values=[v.item() if hasattr(v, "item") else v for v in table.index],
+        z=table.to_numpy(dtype=np.float64),
+        metric=metric,
+        aggregated_over=others,
+        chosen=how,
+    )
+
+
+def _row(record: pd.Series, rank: int, params: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "rank": rank,
+        "config_id": record["config_id"],
+        "grid_index": int(record["grid_index"]),
+    }
+    out["params"] = {p: record[p].item() if hasattr(record[p], "item") else record[p] for p in params}
+    for col in TOP_COLUMNS:
+        value = record[col]
+        out[col] = value.item() if hasattr(value, "item") else value
+    return out
+
+
+def _summary(values: np.ndarray) -> dict[str, Any]:
+    if values.size == 0:
+        return {"count": 0}
+    q = np.quantile(values, [0.05, 0.25, 0.5, 0.75, 0.95])
+    return {
+        "count": int(values.size),
+        "mean": float(values.mean()),
+        "std": float(values.std(ddof=1)) if values.size > 1 else None,
+        "min": float(values.min()),
+        "max": float(values.max()),
+        "quantiles": {k: float(v) for k, v in zip(("5%", "25%", "50%", "75%", "95%"), q, strict=True)},
+    }
+
+
+def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any], ResultsPlotData]:
+    """Section 4 of the report.
+
+    Parameters
+    ----------
+    run : RunData
+        The run folder, read.
+    options : ReportOptions
+        ``top_k``, ``heatmap``, ``heatmap_metric``.
+
+    Returns
+    -------
+    section : dict
+        Top-k table, Sharpe summary and histogram, heatmap (or a 1-D profile).
+    plot_data : ResultsPlotData
+        Arrays for the figures.
+    """
+    frame = ok_results(run)
+    params = run.param_names
+    if options.heatmap_metric not in run.results.columns:
+        raise SweepError(
+            f"heatmap metric: unknown column {options.heatmap_metric!r}."
+            + close_matches(options.heatmap_metric, run.results.columns)
+        )
+    if frame.empty:
+        return (
+            {"available": False, "reason": "no config finished with status ok"},
+            ResultsPlotData(np.array([]), None, None, None),
+        )
+    order = ranked(frame)
+    top = [_row(r, i + 1, params) for i, (_, r) in enumerate(order.head(options.top_k).iterrows())]
+    ann = frame["sharpe_ann"].to_numpy(dtype=np.float64)
+    finite = ann[np.isfinite(ann)]
+    counts, edges = (
+        np.histogram(finite, bins=HISTOGRAM_BINS) if finite.size else (np.array([]), np.array([]))
+    )
+    axes, how = choose_heatmap_axes(run, frame, options.heatmap)
+    hm = heatmap(run, frame, axes, options.heatmap_metric, how) if axes else None
+    profile = None
+    varying = multi_valued_axes(run)
+    if hm is None and len(varying) == 1:
+        axis = varying[0]
+        line = frame.groupby(axis, sort=True)[options.heatmap_metric].max()
+        profile = (axis, [v.item() if hasattr(v, "item") else v for v in line.index], line.to_numpy())
+    winner = float(order["sharpe_ann"].iloc[0]) if np.isfinite(order["sharpe"].iloc[0]) else None
+    section = {
+        "available": True,
+        "sorted_by": "sharpe (per period), descending; ties by config_id",
+        "top": top,
+        "sharpe_ann_summary": _summary(finite),
+        "constant_configs": int((~np.isfinite(frame["sharpe"].to_numpy())).sum()),
+        "sharpe_ann_histogram": {"counts": counts, "edges": edges},
+        "heatmap": None
+        if hm is None
+        else {
+            "x": hm.x,
+            "y": hm.y,
+            "x_values": hm.x_values,
+            "y_values": hm.y_values,
+            "z": hm.z,
+            "metric": hm.metric,
+            "aggregation": "max",
+            "aggregated_over": hm.aggregated_over,
+            "chosen": hm.chosen,
+        },
+        "profile": None
+        if profile is None
+        else {"axis": profile[0], "values": profile[1], "metric": options.heatmap_metric, "max": profile[2]},
+    }
+    return section, ResultsPlotData(ann, winner, hm, profile)

@@ -1,0 +1,386 @@
+"""The deployment files agree with each other, with the entrypoint and with pyproject.
+
+No Docker engine or Kubernetes is needed: the files are parsed (YAML, the Dockerfile's
+instructions, the entrypoint's defaults) and compared. What they cannot show (that the image
+builds, that KubeRay accepts the RayJob) is listed in docs/cluster.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKER = REPO / "docker"
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+PROJECT = PYPROJECT["project"]
+TEST_ONLY = {"pytest", "pytest-timeout", "hypothesis", "ruff", "mypy", "pandas-stubs", "moto", "boto3"}
+
+
+# ---- parsers ------------------------------------------------------------------------------------
+def dockerfile() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of docker/Dockerfile, continuation lines joined."""
+    out: list[tuple[str, str]] = []
+    pending = ""
+    for raw in (DOCKER / "Dockerfile").read_text().splitlines():
+        line = raw.strip()
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line, pending = pending + line, ""
+        word, _, rest = line.partition(" ")
+        out.append((word.upper(), rest.strip()))
+    return out
+
+
+def instructions(name: str) -> list[str]:
+    return [rest for word, rest in dockerfile() if word == name]
+
+
+def dockerfile_env() -> dict[str, str]:
+    env: dict[str, str] = {}
+    for rest in instructions("ENV"):
+        for item in shlex.split(rest):
+            key, _, value = item.partition("=")
+            env[key] = value
+    return env
+
+
+def exposed_ports() -> set[int]:
+    ports: set[int] = set()
+    for rest in instructions("EXPOSE"):
+        for item in rest.split():
+            low, _, high = item.split("/")[0].partition("-")
+            ports.update(range(int(low), int(high or low) + 1))
+    return ports
+
+
+def entrypoint_defaults() -> dict[str, str]:
+    """``VAR=${VAR-default}`` / ``VAR=${VAR:-default}`` settings at the top of the entrypoint."""
+    pattern = re.compile(r"^([A-Z_]+)=\$\{\1:?-(.*?)\}(?:\s|$)")
+    found = {}
+    for line in (DOCKER / "entrypoint").read_text().splitlines():
+        match = pattern.match(line)
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def entrypoint_modes() -> set[str]:
+    text = (DOCKER / "entrypoint").read_text()
+    block = text[text.index("case $mode in"):]
+    return set(re.findall(r"^\s+([a-z]+)\) mode_", block, flags=re.M))
+
+
+def lock() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for line in (DOCKER / "requirements.lock").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, sep, version = line.partition("==")
+            assert sep, f"requirements.lock: {line!r} is not pinned with =="
+            key = canonicalize_name(name)
+            assert key not in pins, f"requirements.lock pins {name} twice"
+            pins[key] = version.strip()
+    return pins
+
+
+def compose() -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load((DOCKER / "compose.yaml").read_text())
+    return doc
+
+
+def kuberay() -> dict[str, dict[str, Any]]:
+    docs: dict[str, dict[str, Any]] = {}
+    for path in sorted((DOCKER / "kuberay").glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                docs[doc["kind"]] = doc
+    return docs
+
+
+def compose_default(value: str) -> str:
+    """``${NAME:-default}`` -> default (what compose uses when NAME is unset)."""
+    match = re.fullmatch(r"\$\{[A-Z_]+:?-(.*)\}", value)
+    return match.group(1) if match else value
+
+
+def image_name() -> str:
+    return f"raysweep:{PROJECT['version']}"
+
+
+def ray_pods() -> dict[str, dict[str, Any]]:
+    """Pod specs of the RayJob: head, each worker group, the submitter."""
+    spec = kuberay()["RayJob"]["spec"]
+    pods = {"head": spec["rayClusterSpec"]["headGroupSpec"]["template"]["spec"],
+            "submitter": spec["submitterPodTemplate"]["spec"]}
+    for group in spec["rayClusterSpec"]["workerGroupSpecs"]:
+        pods[f"worker:{group['groupName']}"] = group["template"]["spec"]
+    return pods
+
+
+def env_of(container: dict[str, Any]) -> dict[str, str]:
+    return {e["name"]: e.get("value") for e in container.get("env", [])}
+
+
+# ---- the files parse ------------------------------------------------------------------------------
+def test_the_yaml_files_parse_and_name_their_kinds():
+    assert set(compose()["services"]) == {"ray-head", "worker", "driver"}
+    docs = kuberay()
+    assert docs["RayJob"]["apiVersion"] == "ray.io/v1"
+    assert docs["PersistentVolumeClaim"]["apiVersion"] == "v1"
+
+
+def test_the_entrypoint_is_an_executable_bash_script_with_the_three_modes():
+    path = DOCKER / "entrypoint"
+    assert os.access(path, os.X_OK), "docker/entrypoint must be executable (git keeps the bit)"
+    assert path.read_text().startswith("#!/usr/bin/env bash\n")
+    subprocess.run(["bash", "-n", str(path)], check=True)
+    assert {"head", "worker", "driver", "healthcheck"} <= entrypoint_modes()
+    usage = subprocess.run([str(path), "help"], capture_output=True, text=True, check=True,
+                           env={**os.environ, "RAYSWEEP_PYTHON": sys.executable}).stdout
+    for name in entrypoint_defaults():
+        assert name in usage, f"`entrypoint help` does not list {name}"
+
+
+# ---- Dockerfile against pyproject and the lock ------------------------------------------------------
+def test_dockerfile_base_user_and_entrypoint():
+    base = instructions("FROM")
+    assert base == ["${PYTHON_IMAGE}"] and "PYTHON_IMAGE=python:3.11-slim" in instructions("ARG")
+    python = Version("3.11")
+    assert python in Requirement(f"python{PROJECT['requires-python']}").specifier
+    users = instructions("USER")
+    assert users and users[-1] not in ("root", "0"), "the image must run as a non-root user"
+    assert instructions("ENTRYPOINT") == ['["/app/docker/entrypoint"]']
+
+
+def test_dockerfile_installs_the_lock_then_the_repository_without_dependencies():
+    steps = dockerfile()
+    copies = [rest for word, rest in steps if word == "COPY"]
+    runs = [rest for word, rest in steps if word == "RUN"]
+    assert "docker/requirements.lock /tmp/requirements.lock" in copies
+    assert ". /app" in copies
+    lock_install = next(i for i, r in enumerate(runs) if "--requirement /tmp/requirements.lock" in r)
+    repo_install = next(i for i, r in enumerate(runs) if "pip install --no-cache-dir --no-deps /app" in r)
+    assert lock_install < repo_install
+    assert "pip check" in runs[repo_install]
+    # What the install needs gets past the build-context filter.
+    ignore = [line.strip() for line in (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    assert ignore[0] == "*", "an allow-list: everything out, then what the image needs"
+    admitted = {line.strip("!/") for line in ignore if line.startswith("!")}
+    packages = {p.rstrip("*") for p in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]}
+    assert packages | {"pyproject.toml", PROJECT["readme"], "docker", "examples"} <= admitted
+
+
+def test_every_runtime_dependency_of_pyproject_is_pinned_in_the_lock_and_satisfies_it():
+    pins = lock()
+    for text in PROJECT["dependencies"]:
+        req = Requirement(text)
+        key = canonicalize_name(req.name)
+        assert key in pins, f"pyproject dependency {text!r} is not pinned in docker/requirements.lock"
+        assert Version(pins[key]) in req.specifier, f"{req.name}=={pins[key]} does not satisfy {text!r}"
+    assert canonicalize_name(PROJECT["name"]) not in pins, "the lock must not pin raysweep itself"
+    assert not (TEST_ONLY & set(pins)), f"test-only tools in the lock: {TEST_ONLY & set(pins)}"
+
+
+def test_the_lock_is_closed_under_the_requirements_of_what_it_pins():
+    """Every requirement of a pinned package (with the extras pyproject asks for) is pinned too.
+
+    Checked against the installed metadata of each pinned package whose installed version is
+    the pinned one (the development venv, which the lock was generated from).
+    """
+    pins = lock()
+    extras = {canonicalize_name(Requirement(t).name): set(Requirement(t).extras) for t in PROJECT["dependencies"]}
+    checked, missing = 0, []
+    for key, version in pins.items():
+        try:
+            dist = metadata.distribution(key)
+        except metadata.PackageNotFoundError:
+            continue
+        if dist.version != version:
+            continue
+        checked += 1
+        for text in dist.requires or []:
+            req = Requirement(text)
+            wanted = ["", *sorted(extras.get(key, set()))]
+            env = default_environment()
+            if req.marker and not any(req.marker.evaluate({**env, "extra": e}) for e in wanted):
+                continue
+            dep = canonicalize_name(req.name)
+            if dep not in pins or (req.specifier and Version(pins[dep]) not in req.specifier):
+                missing.append(f"{key}=={version} needs {text} (lock: {pins.get(dep)})")
+    assert checked >= len(pins) // 2, "the venv no longer matches the lock: regenerate it (docker/make_lock.py)"
+    assert not missing, "\n".join(missing)
+
+
+# ---- compose ----------------------------------------------------------------------------------------
+def test_compose_services_share_image_token_network_and_agree_with_the_entrypoint():
+    doc = compose()
+    services = doc["services"]
+    modes = entrypoint_modes()
+    secret_name = "ray_auth_token"
+    assert doc["secrets"][secret_name]["file"], "the token is a file-based compose secret"
+    assert not (DOCKER / "secrets" / secret_name).exists() or "secrets/" in (DOCKER / ".gitignore").read_text()
+    networks = set()
+    for name, service in services.items():
+        assert compose_default(service["image"]) == image_name(), name
+        assert service["build"] == {"context": "..", "dockerfile": "docker/Dockerfile"}, name
+        assert (DOCKER / service["build"]["context"] / service["build"]["dockerfile"]).resolve() == DOCKER / "Dockerfile"
+        assert service["command"][0] in modes, f"{name}: unknown entrypoint mode {service['command']}"
+        assert secret_name in service["secrets"], name
+        env = service["environment"]
+        assert env["RAY_AUTH_MODE"] == "token", name
+        assert env["RAY_AUTH_TOKEN_PATH"] == f"/run/secrets/{secret_name}", name
+        assert "network_mode" not in service, f"{name}: use the private network, not network_mode"
+        networks.add(tuple(service["networks"]))
+        if name != "ray-head":
+            assert "ports" not in service, f"{name} must not publish ports"
+    assert len(networks) == 1 and doc["networks"][networks.pop()[0]].get("driver", "bridge") == "bridge"
+    # The Dockerfile's defaults are the compose ones.
+    env = dockerfile_env()
+    assert env["RAY_AUTH_MODE"] == "token" and env["RAY_AUTH_TOKEN_PATH"] == f"/run/secrets/{secret_name}"
+
+
+def test_compose_ports_addresses_and_dashboard():
+    services = compose()["services"]
+    defaults = entrypoint_defaults()
+    head = services["ray-head"]
+    assert head["command"] == ["head"] and services["worker"]["command"] == ["worker"]
+    port = head["environment"].get("RAY_PORT", defaults["RAY_PORT"])
+    assert port == defaults["RAY_PORT"] == "6379"
+    address = f"ray-head:{port}"
+    assert defaults["RAY_HEAD_ADDRESS"] == "ray-head:${RAY_PORT:-6379}"
+    assert services["worker"]["environment"]["RAY_HEAD_ADDRESS"] == address
+    assert services["driver"]["environment"]["RAY_ADDRESS"] == address
+    assert services["driver"]["environment"]["DRIVER_START_NODE"] == "1"
+    assert head["environment"]["RAY_NUM_CPUS"] == "0"
+    # The dashboard is published on the host's loopback only, at the port the head serves.
+    dashboard = head["environment"].get("RAY_DASHBOARD_PORT", defaults["RAY_DASHBOARD_PORT"])
+    assert head["ports"] == [f"127.0.0.1:{dashboard}:{dashboard}"]
+    assert defaults["RAY_DASHBOARD_HOST"] == "127.0.0.1", "the entrypoint's own default stays on loopback"
+    # Every port the entrypoint pins is documented by EXPOSE.
+    exposed = exposed_ports()
+    for name, value in defaults.items():
+        if name.endswith("_PORT") and value:
+            assert int(value) in exposed, f"{name}={value} is not in the Dockerfile's EXPOSE"
+    assert {int(defaults["RAY_MIN_WORKER_PORT"]), int(defaults["RAY_MAX_WORKER_PORT"])} <= exposed
+
+
+def test_the_run_folder_is_one_path_on_a_named_volume_in_compose_dockerfile_entrypoint_and_kuberay():
+    doc = compose()
+    driver = doc["services"]["driver"]
+    run_dir = driver["environment"]["RUN_DIR"]
+    assert run_dir == entrypoint_defaults()["RUN_DIR"] == dockerfile_env()["RUN_DIR"]
+    volume, mount = next((v.split(":")[0], v.split(":")[1]) for v in driver["volumes"] if isinstance(v, str))
+    assert volume in doc["volumes"], "the run folder is on a named volume"
+    assert run_dir.startswith(mount.rstrip("/") + "/")
+    assert dockerfile_env()["SPEC"] == entrypoint_defaults()["SPEC"] == compose_default(driver["environment"]["SPEC"])
+    spec_in_repo = REPO / entrypoint_defaults()["SPEC"].removeprefix("/app/")
+    assert spec_in_repo.is_file(), "the default SPEC is copied into the image from the repository"
+
+    pvc = kuberay()["PersistentVolumeClaim"]
+    head = ray_pods()["head"]
+    container = head["containers"][0]
+    assert env_of(container)["RUN_DIR"] == run_dir
+    claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in head["volumes"] if "persistentVolumeClaim" in v}
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    assert claims[mounts[mount]] == pvc["metadata"]["name"]
+
+
+def test_the_default_spec_loads():
+    from sweep import load_spec
+
+    assert load_spec(REPO / entrypoint_defaults()["SPEC"].removeprefix("/app/")).name
+
+
+# ---- KubeRay ----------------------------------------------------------------------------------------
+def test_rayjob_runs_the_entrypoint_driver_and_retries_on_a_new_cluster():
+    spec = kuberay()["RayJob"]["spec"]
+    entrypoint = spec["entrypoint"].split()
+    assert entrypoint == ["/app/docker/entrypoint", "driver"]
+    assert instructions("ENTRYPOINT") == [f'["{entrypoint[0]}"]']
+    assert spec["backoffLimit"] >= 1, "a failed driver is retried (and resumes)"
+    assert spec["shutdownAfterJobFinishes"] is True and spec["submissionMode"] == "K8sJobMode"
+    assert "entrypointNumCpus" not in spec, "the head offers no CPUs; the driver must not ask for any"
+    assert spec["rayClusterSpec"]["rayVersion"] == lock()["ray"]
+    head = spec["rayClusterSpec"]["headGroupSpec"]
+    assert head["rayStartParams"]["num-cpus"] == "0"
+    assert "RAY_ADDRESS" not in env_of(head["template"]["spec"]["containers"][0]), "the job supervisor sets it"
+
+
+def test_rayjob_pods_share_image_and_token_with_compose():
+    spec = kuberay()["RayJob"]["spec"]
+    secret = spec["rayClusterSpec"]["authOptions"]["secretName"]
+    assert spec["rayClusterSpec"]["authOptions"]["mode"] == "token"
+    token_path = compose()["services"]["ray-head"]["environment"]["RAY_AUTH_TOKEN_PATH"]
+    for name, pod in ray_pods().items():
+        container = pod["containers"][0]
+        assert container["image"] == image_name(), name
+        env = env_of(container)
+        assert env["RAY_AUTH_MODE"] == "token" and env["RAY_AUTH_TOKEN_PATH"] == token_path, name
+        mount = next(m for m in container["volumeMounts"] if m["mountPath"] == token_path)
+        volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+        assert volume["secret"]["secretName"] == secret, name
+        assert mount["subPath"] == "auth_token", f"{name}: KubeRay's Secret key is auth_token"
+        assert pod["securityContext"]["runAsUser"] != 0 and pod["securityContext"]["runAsNonRoot"], name
+        assert pod.get("automountServiceAccountToken") is False, name
+
+
+def test_rayjob_ports_match_the_entrypoint_and_workers_tolerate_spot():
+    spec = kuberay()["RayJob"]["spec"]["rayClusterSpec"]
+    defaults = entrypoint_defaults()
+    params = {"port": "RAY_PORT", "node-manager-port": "RAY_NODE_MANAGER_PORT",
+              "object-manager-port": "RAY_OBJECT_MANAGER_PORT", "min-worker-port": "RAY_MIN_WORKER_PORT",
+              "max-worker-port": "RAY_MAX_WORKER_PORT", "metrics-export-port": "RAY_METRICS_EXPORT_PORT",
+              "runtime-env-agent-port": "RAY_RUNTIME_ENV_AGENT_PORT",
+              "dashboard-agent-grpc-port": "RAY_DASHBOARD_AGENT_GRPC_PORT"}
+    groups = [spec["headGroupSpec"], *spec["workerGroupSpecs"]]
+    for group in groups:
+        for param, value in group["rayStartParams"].items():
+            if param in params:
+                assert value == defaults[params[param]], f"{param}={value} vs entrypoint {params[param]}"
+    head_ports = {p["name"]: p["containerPort"] for p in spec["headGroupSpec"]["template"]["spec"]["containers"][0]["ports"]}
+    assert head_ports["gcs-server"] == int(defaults["RAY_PORT"])
+    assert head_ports["dashboard"] == int(defaults["RAY_DASHBOARD_PORT"])
+    assert head_ports["client"] == int(defaults["RAY_CLIENT_SERVER_PORT"])
+    for group in spec["workerGroupSpecs"]:
+        pod = group["template"]["spec"]
+        assert pod.get("nodeSelector") and pod.get("tolerations"), "worker pods are meant for spot capacity"
+    assert not spec["headGroupSpec"]["template"]["spec"].get("tolerations"), "the head stays on on-demand nodes"
+
+
+@pytest.mark.parametrize("path", ["docker/Dockerfile", "docker/compose.yaml", "docker/kuberay/rayjob.yaml",
+                                  "docker/kuberay/pvc.yaml", "docs/cluster.md"])
+def test_the_runbook_and_files_exist(path):
+    assert (REPO / path).is_file()
+
+
+def test_the_inspect_pod_reads_the_same_run_folder_with_the_same_image():
+    docs = kuberay()
+    pod = docs["Pod"]["spec"]
+    container = pod["containers"][0]
+    assert container["image"] == image_name()
+    claim = next(v for v in pod["volumes"] if "persistentVolumeClaim" in v)
+    assert claim["persistentVolumeClaim"]["claimName"] == docs["PersistentVolumeClaim"]["metadata"]["name"]
+    mount = next(m for m in container["volumeMounts"] if m["name"] == claim["name"])
+    assert entrypoint_defaults()["RUN_DIR"].startswith(mount["mountPath"] + "/")
+    assert pod["securityContext"]["runAsUser"] == ray_pods()["head"]["securityContext"]["runAsUser"]
