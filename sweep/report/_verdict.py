@@ -171,7 +171,7 @@ def judge_winner(inputs: VerdictInputs) -> Verdict:
             "the cross-validation splits the in-sample best ranked in the bottom half out of "
             "sample."
         )
-    parts.append(f"Verdict: {headline[0].lower()}{headline[1:]}")
+    parts.append(headline if likely is None else f"Verdict: {headline[0].lower()}{headline[1:]}")
     if not inputs.complete:
         parts.append("The sweep is incomplete; the verdict covers the configs done so far.")
     return Verdict(likely, headline, tuple(reasons), " ".join(parts))

@@ -261,3 +261,26 @@ def test_full_disk_leaves_no_partial_part_and_resume_completes(tmp_path, referen
         assert results_hash(run_dir) == reference_hash
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_ctrl_c_stops_cleanly_and_resume_completes(tmp_path, reference_hash):
+    spec = write_spec(tmp_path / "s.toml", slow_spec())
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0.01"}
+    proc = subprocess.Popen(
+        sweep_cmd("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "5", "--quiet"),
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list((run_dir / "parts").glob("part-*"))) < 3:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "sweep resume" in stderr and "Traceback" not in stderr
+    store = RunStore(run_dir)
+    assert store.read_manifest()["sessions"][-1]["status"] == "interrupted"
+    assert all(c.ok for c in store.verify_parts()) and not list(run_dir.glob("parts/.tmp-*"))
+    assert not (run_dir / "lock").exists()
+    run_cli("resume", str(run_dir), "--quiet", env={**env, "RAYSWEEP_TEST_SLEEP": "0"})
+    assert results_hash(run_dir) == reference_hash

@@ -1,0 +1,527 @@
+"""Report section 5: multiple testing. How many trials, and does the winner survive them?
+
+Returns are not stored; they are recomputed with :func:`sweep._evaluate.config_returns`,
+which depends only on the config, the data and the root seed, so the recomputed series are
+the ones the stored metrics came from (the report checks this by recomputing the stored
+Sharpe ratios bit for bit). Above ``max_return_configs`` configs a seeded uniform sample is
+recomputed, and the effective number of trials is extrapolated from the sample's mean
+squared correlation, which is unbiased for the grid's.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from stats import (
+    PBOResult,
+    deflated_sharpe_ratio,
+    effective_number_of_trials,
+    expected_max_sharpe,
+    moments_from_path,
+    multiple_testing_summary,
+    path_statistics,
+    pbo_from_block_stats,
+    spa_test,
+)
+from sweep._evaluate import config_returns
+from sweep._metrics import block_columns
+from sweep._spec import ResolvedSweep, resolve, spec_from_dict
+from sweep.errors import SweepError
+from sweep.report._load import RunData
+from sweep.report._options import ReportOptions
+from sweep.report._progress import Steps
+from sweep.report._ranking import ok_results, ranked
+from sweep.report._verdict import Verdict, VerdictInputs, judge_winner
+
+#: Points of the E[max]-against-N curve.
+CURVE_POINTS = 80
+LOGIT_BINS = 30
+
+
+@dataclass(frozen=True)
+class TestingPlotData:
+    """Arrays behind the multiple-testing figures (not part of report.json)."""
+
+    pbo: PBOResult | None
+    curve_n: NDArray[np.float64]
+    curve_sr0: NDArray[np.float64]
+    naive_n: int
+    effective_n: float | None
+    winner_sharpe: float | None
+    periods_per_year: float
+
+
+def _sample(n: int, size: int, seed: int, stream: int) -> tuple[NDArray[np.int64], bool]:
+    """Positions ``0..n-1``, or a sorted seeded uniform sample of ``size`` of them."""
+    if n <= size:
+        return np.arange(n, dtype=np.int64), False
+    rng = np.random.default_rng([seed, stream])
+    return np.sort(rng.choice(n, size=size, replace=False)).astype(np.int64), True
+
+
+def _resolve(run: RunData) -> ResolvedSweep:
+    manifest = run.manifest
+    sweep = resolve(spec_from_dict(manifest["spec"]))
+    ident = manifest.get("identity", {})
+    if sweep.fingerprint != ident.get("data_fingerprint"):
+        raise SweepError(
+            "the data the spec names now has fingerprint "
+            f"{sweep.fingerprint[:16]}..., the run used {str(ident.get('data_fingerprint'))[:16]}..."
+        )
+    recorded = ident.get("strategy", {})
+    if sweep.strategy.version != recorded.get("version"):
+        raise SweepError(
+            f"strategy {sweep.strategy.name!r} is now version {sweep.strategy.version!r}, the run "
+            f"used {recorded.get('version')!r}"
+        )
+    return sweep
+
+
+def recompute_returns(
+    run: RunData, frame: pd.DataFrame, options: ReportOptions
+) -> tuple[NDArray[np.float64] | None, pd.DataFrame, dict[str, Any]]:
+    """Recompute the returns of the ok configs (or of a seeded sample of them).
+
+    Parameters
+    ----------
+    run : RunData
+        The run.
+    frame : pandas.DataFrame
+        The ok configs.
+    options : ReportOptions
+        ``max_return_configs`` and ``sample_seed``.
+
+    Returns
+    -------
+    returns : ndarray of float64, shape (m, T), or None
+        One row per config of ``rows`` with finite returns; None when the sweep cannot be
+        rebuilt (data moved or changed, strategy gone or changed).
+    rows : pandas.DataFrame
+        The configs behind ``returns``, in grid order.
+    info : dict
+        What was recomputed, how, and the bit-for-bit check of the stored Sharpe ratios.
+    """
+    by_grid = frame.sort_values("grid_index", kind="mergesort")
+    pick, sampled = _sample(len(by_grid), options.max_return_configs, options.sample_seed, 0)
+    rows = by_grid.iloc[pick]
+    info: dict[str, Any] = {
+        "configs": len(rows),
+        "of": len(by_grid),
+        "sampled": sampled,
+        "sample": (
+            f"a seeded uniform sample of {len(rows):,} of the {len(by_grid):,} ok configs "
+            f"(numpy default_rng([{options.sample_seed}, 0]))"
+            if sampled
+            else "every ok config"
+        ),
+        "deterministic": (
+            "returns recomputed with sweep's config_returns: a config's returns depend only on "
+            "the strategy and its version, the parameters, the data and the root seed, so "
+            "these are the series the stored metrics were computed from"
+        ),
+    }
+    try:
+        sweep = _resolve(run)
+        returns = config_returns(sweep, rows["grid_index"].to_numpy(dtype=np.int64))
+    except (SweepError, OSError, ImportError) as exc:
+        info.update({"recomputed": False, "reason": f"cannot rebuild the sweep: {exc}"})
+        return None, rows, info
+    finite = np.isfinite(returns).all(axis=1)
+    returns, rows = returns[finite], rows[finite]
+    t = returns.shape[1]
+    path = path_statistics(returns, int(run.manifest["identity"]["metrics"]["pbo_blocks"]))
+    again = moments_from_path(path, t).sharpe
+    stored = rows["sharpe"].to_numpy(dtype=np.float64)
+    same = (again == stored) | (np.isnan(again) & np.isnan(stored))
+    diff = np.abs(again - stored)
+    info.update(
+        {
+            "recomputed": True,
+            "periods": t,
+            "non_finite_rows_dropped": int((~finite).sum()),
+            "sharpe_check": {
+                "compared": int(same.size),
+                "identical": int(same.sum()),
+                "max_abs_difference": float(np.nanmax(diff)) if np.isfinite(diff).any() else 0.0,
+            },
+        }
+    )
+    return returns, rows, info
+
+
+def effective_trials(
+    returns: NDArray[np.float64], n_total: int, sampled: bool, options: ReportOptions
+) -> dict[str, Any]:
+    """The effective number of trials and the other estimators, as report data.
+
+    The headline (``value``) is the participation ratio with the finite-sample noise floor
+    of the squared correlations removed (``participation_ratio_adjusted`` of
+    :func:`stats.effective_number_of_trials`); for a sample it is extrapolated to all
+    ``n_total`` configs from the sample's mean squared correlation.
+    """
+    m, t = returns.shape
+    eff = effective_number_of_trials(
+        returns,
+        method="auto",
+        seed=options.sample_seed,
+        eigenvalues=min(m, t) <= options.eigen_max_dim,
+        max_eigen_dim=options.eigen_max_dim,
+    )
+    n_used = eff.n
+    q = eff.mean_sq_pairwise_correlation
+    floor = 1.0 / (t - 1.0)
+    if sampled and math.isfinite(q):
+        q_adj = max(q - floor, 0.0) / (1.0 - floor)
+        plain = n_total**2 / (n_total + n_total * (n_total - 1.0) * q)
+        adjusted = n_total**2 / (n_total + n_total * (n_total - 1.0) * q_adj)
+        nyholt = n_total + 1.0 - n_total / plain
+        scope = f"extrapolated to all {n_total:,} configs from a sample of {m:,}"
+    else:
+        plain, adjusted, nyholt = (
+            eff.participation_ratio,
+            eff.participation_ratio_adjusted,
+            eff.nyholt,
+        )
+        scope = f"over all {n_used:,} non-constant configs"
+    return {
+        "value": min(max(adjusted, 1.0), float(n_total)),
+        "estimator": "participation ratio (sum λ)² / sum λ² of the correlation eigenvalues, "
+        "finite-sample noise floor 1/(T-1) of each squared correlation removed",
+        "method": eff.method,
+        "scope": scope,
+        "configs_used": n_used,
+        "constant_configs_left_out": eff.n_constant,
+        "pairs_sample_size": eff.sample_size,
+        "periods": eff.n_obs,
+        "participation_ratio": min(max(plain, 1.0), float(n_total)),
+        "participation_ratio_adjusted": min(max(adjusted, 1.0), float(n_total)),
+        "participation_ratio_se": eff.participation_ratio_se,
+        "nyholt": min(max(nyholt, 1.0), float(n_total)),
+        "li_ji": eff.li_ji if not sampled else None,
+        "galwey": eff.galwey if not sampled else None,
+        "li_ji_of_sample": eff.li_ji if sampled else None,
+        "galwey_of_sample": eff.galwey if sampled else None,
+        "eigen_method": eff.eigen_method,
+        "eigen_note": None
+        if eff.eigen_method != "none"
+        else (
+            f"Li-Ji and Galwey need the eigenvalues of a {min(m, t):,}-square matrix, above "
+            f"the report's limit of {options.eigen_max_dim:,} (slow); not computed"
+        ),
+        "mean_pairwise_correlation": eff.mean_pairwise_correlation,
+        "mean_sq_pairwise_correlation": q,
+    }
+
+
+def _winner(frame: pd.DataFrame, params: list[str]) -> dict[str, Any] | None:
+    order = ranked(frame)
+    if order.empty or not np.isfinite(order["sharpe"].iloc[0]):
+        return None
+    w = order.iloc[0]
+    return {
+        "config_id": w["config_id"],
+        "grid_index": int(w["grid_index"]),
+        "params": {p: w[p].item() if hasattr(w[p], "item") else w[p] for p in params},
+        "sharpe": float(w["sharpe"]),
+        "sharpe_ann": float(w["sharpe_ann"]),
+        "n_obs": int(w["n_obs"]),
+        "skew": float(w["skew"]),
+        "kurtosis": float(w["kurtosis"]),
+        "p_value": float(w["p_value"]),
+    }
+
+
+def deflation(
+    winner: dict[str, Any], counts: dict[str, float | None], variance: float, ppy: float
+) -> dict[str, Any]:
+    """E[max] of null Sharpes, PSR and DSR of the winner at each trial count."""
+    out: dict[str, Any] = {}
+    for name, n in counts.items():
+        if n is None:
+            out[name] = None
+            continue
+        try:
+            d = deflated_sharpe_ratio(
+                winner["sharpe"],
+                winner["n_obs"],
+                winner["skew"],
+                winner["kurtosis"],
+                n_trials=n,
+                trial_sharpe_variance=variance,
+                check_per_period=False,
+            )
+        except SweepError as exc:
+            out[name] = {"n_trials": n, "error": str(exc)}
+            continue
+        out[name] = {
+            "n_trials": n,
+            "expected_max_sharpe": d.sr0,
+            "expected_max_sharpe_ann": d.sr0 * math.sqrt(ppy),
+            "winner_over_expected_max": winner["sharpe"] / d.sr0 if d.sr0 > 0 else None,
+            "z": d.z,
+            "dsr": d.dsr,
+            "psr": d.psr,
+        }
+    return out
+
+
+def _pbo(run: RunData, frame: pd.DataFrame, options: ReportOptions) -> tuple[dict[str, Any], PBOResult | None]:
+    s = int(run.manifest["identity"]["metrics"]["pbo_blocks"])
+    sums_cols, sq_cols = block_columns(s)
+    pick, sampled = _sample(len(frame), options.max_pbo_configs, options.sample_seed, 1)
+    rows = frame.iloc[pick]
+    if len(rows) < 2:
+        return {"available": False, "reason": "needs at least 2 ok configs"}, None
+    counts = rows["blk_n"].to_numpy(dtype=np.int64)
+    block_counts: NDArray[np.int64] = (
+        np.full(s, counts[0], dtype=np.int64)
+        if (counts == counts[0]).all()
+        else np.repeat(counts[:, None], s, axis=1)
+    )
+    try:
+        res = pbo_from_block_stats(
+            block_counts, rows[sums_cols].to_numpy(), rows[sq_cols].to_numpy(), metric="sharpe"
+        )
+    except SweepError as exc:
+        return {"available": False, "reason": str(exc)}, None
+    ids = rows["config_id"].to_numpy()
+    best_ids, best_counts = np.unique(ids[res.best_in_sample], return_counts=True)
+    order = sorted(zip(best_counts.tolist(), best_ids.tolist(), strict=True), key=lambda c: (-c[0], c[1]))
+    counts_hist, edges = np.histogram(res.logits, bins=LOGIT_BINS)
+    n_periods = int(run.manifest["data"]["n_periods"]) - 1
+    return {
+        "available": True,
+        "pbo": res.pbo,
+        "metric": "per-period Sharpe ratio",
+        "blocks": res.n_blocks,
+        "splits": res.n_splits,
+        "configs": res.n_strategies,
+        "sampled": sampled,
+        "periods_per_block": int(counts[0]),
+        "leading_periods_dropped": n_periods - s * int(counts[0]),
+        "prob_oos_loss": res.prob_oos_loss,
+        "degradation": {
+            "slope": res.degradation_slope,
+            "intercept": res.degradation_intercept,
+            "r_squared": res.degradation_r2,
+        },
+        "logit_quantiles": {
+            k: float(v)
+            for k, v in zip(
+                ("5%", "25%", "50%", "75%", "95%"),
+                np.quantile(res.logits, [0.05, 0.25, 0.5, 0.75, 0.95]),
+                strict=True,
+            )
+        },
+        "logit_histogram": {"counts": counts_hist, "edges": edges},
+        "in_sample_best": {
+            "distinct_configs": len(best_ids),
+            "most_frequent": [
+                {"config_id": c, "share": n / res.n_splits} for n, c in order[:5]
+            ],
+        },
+    }, res
+
+
+def corrections(frame: pd.DataFrame, winner: dict[str, Any] | None, reps: int, alpha: float) -> dict[str, Any]:
+    """Survivors of Holm and Benjamini-Hochberg among the bootstrap p-values."""
+    p = frame["p_value"].to_numpy(dtype=np.float64)
+    keep = np.isfinite(p)
+    if not keep.any():
+        return {
+            "available": False,
+            "reason": "no bootstrap p-values (metrics.bootstrap_reps = 0, or constant configs)",
+        }
+    summary = multiple_testing_summary(p[keep], alpha)
+    ids = frame["config_id"].to_numpy()[keep]
+    out: dict[str, Any] = {
+        "available": True,
+        "alpha": alpha,
+        "tests": summary.n_tests,
+        "raw": summary.n_raw,
+        "holm": summary.n_holm,
+        "benjamini_hochberg": summary.n_bh,
+        "holm_survivors": sorted(ids[summary.holm_adjusted <= alpha].tolist())[:20],
+        "bootstrap_reps": reps,
+        "p_value_resolution": 1.0 / reps if reps else None,
+        "note": (
+            f"bootstrap p-values move in steps of 1/{reps}; p = 0 only says no null resample "
+            f"reached the observed Sharpe (p < {1.0 / reps:g}), yet it passes any threshold. "
+            f"Counts are trustworthy only when reps >= tests / alpha "
+            f"({math.ceil(summary.n_tests / alpha):,} here)."
+            if reps
+            else None
+        ),
+    }
+    if winner is not None:
+        where = np.flatnonzero(ids == winner["config_id"])
+        if where.size:
+            out["winner_holm_adjusted"] = float(summary.holm_adjusted[where[0]])
+            out["winner_bh_adjusted"] = float(summary.bh_adjusted[where[0]])
+    return out
+
+
+def spa(
+    returns: NDArray[np.float64] | None, rows: pd.DataFrame, run: RunData, options: ReportOptions
+) -> dict[str, Any]:
+    """Hansen's SPA test (arch) on the recomputed returns, capped to a seeded sample."""
+    if importlib.util.find_spec("arch") is None:
+        return {"available": False, "reason": "the optional package arch is not installed"}
+    if returns is None or returns.shape[0] == 0:
+        return {"available": False, "reason": "returns were not recomputed"}
+    pick, sampled = _sample(returns.shape[0], options.spa_max_configs, options.sample_seed, 2)
+    metrics = run.manifest["identity"]["metrics"]
+    block = int(min(metrics.get("block_length", 21), returns.shape[1]))
+    method = str(metrics.get("bootstrap_method", "stationary"))
+    try:
+        res = spa_test(
+            returns[pick],
+            block_size=block,
+            reps=options.spa_reps,
+            bootstrap="circular" if method == "circular" else "stationary",
+            alpha=options.alpha,
+            seed=options.sample_seed,
+        )
+    except SweepError as exc:
+        return {"available": False, "reason": str(exc)}
+    ids = rows["config_id"].to_numpy()[pick]
+    return {
+        "available": True,
+        "pvalue": res.pvalue_consistent,
+        "pvalue_lower": res.pvalue_lower,
+        "pvalue_upper": res.pvalue_upper,
+        "configs": res.n_series,
+        "sampled": sampled,
+        "scope": (
+            f"a seeded uniform sample of {res.n_series:,} of {returns.shape[0]:,} configs "
+            "(valid for the null that no config has a positive mean return; less powerful "
+            "than the whole family)"
+            if sampled
+            else f"all {res.n_series:,} configs with recomputed returns"
+        ),
+        "block_size": res.block_size,
+        "reps": res.reps,
+        "bootstrap": res.bootstrap,
+        "stepm_alpha": res.alpha,
+        "stepm_superior": len(res.superior),
+        "stepm_superior_ids": sorted(ids[res.superior].tolist())[:20],
+        "null": "no config has a positive expected return (zero benchmark)",
+    }
+
+
+def expected_max_curve(naive_n: int, sharpe_std: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """E[max] of null Sharpes (per period) against N, from 1 to ten times the naive N."""
+    top = max(10.0 * naive_n, 10.0)
+    n = np.unique(np.round(np.logspace(0.0, math.log10(top), CURVE_POINTS)))
+    sr0 = np.array([expected_max_sharpe(float(k), sharpe_std) for k in n])
+    return n.astype(np.float64), sr0
+
+
+def testing_section(
+    run: RunData, options: ReportOptions, steps: Steps
+) -> tuple[dict[str, Any], Verdict | None, TestingPlotData]:
+    """Section 5 of the report, with the verdict.
+
+    Parameters
+    ----------
+    run : RunData
+        The run folder, read.
+    options : ReportOptions
+        Sample sizes, seeds, alpha.
+    steps : Steps
+        Progress and timings of the long steps.
+
+    Returns
+    -------
+    section : dict
+        Trial counts, effective N, E[max], PSR/DSR, PBO, Holm/BH, SPA, the E[max] curve.
+    verdict : Verdict or None
+        None when no config finished ok.
+    plot_data : TestingPlotData
+        Arrays for the figures.
+    """
+    frame = ok_results(run)
+    metrics = run.manifest["identity"]["metrics"]
+    ppy = float(metrics.get("periods_per_year", 252.0))
+    empty = TestingPlotData(None, np.array([]), np.array([]), 0, None, None, ppy)
+    if frame.empty:
+        return {"available": False, "reason": "no config finished with status ok"}, None, empty
+    naive = len(frame)
+    sharpes = frame["sharpe"].to_numpy(dtype=np.float64)
+    finite = sharpes[np.isfinite(sharpes)]
+    winner = _winner(frame, run.param_names)
+    with steps.step("recompute returns"):
+        returns, rows, returns_info = recompute_returns(run, frame, options)
+    effective: dict[str, Any] | None = None
+    if returns is not None and returns.shape[0] >= 1:
+        with steps.step("effective number of trials"):
+            try:
+                effective = effective_trials(returns, naive, returns_info["sampled"], options)
+            except SweepError as exc:
+                effective = {"value": None, "error": str(exc)}
+    eff_n = effective.get("value") if effective else None
+    variance = float(np.var(finite, ddof=1)) if finite.size > 1 else math.nan
+    section: dict[str, Any] = {
+        "available": True,
+        "naive_n": naive,
+        "naive_n_definition": "configs that finished with status ok",
+        "configs_with_sharpe": int(finite.size),
+        "returns": returns_info,
+        "effective_n": effective,
+        "trial_sharpe_variance": variance,
+        "trial_sharpe_std": math.sqrt(variance) if math.isfinite(variance) else None,
+        "sharpe_convention": "per period (mean / std, ddof=1); kurtosis RAW (normal = 3)",
+        "winner": winner,
+    }
+    with steps.step("deflated Sharpe ratio"):
+        if winner is not None and math.isfinite(variance):
+            section["deflation"] = deflation(
+                winner, {"naive": float(naive), "effective": eff_n}, variance, ppy
+            )
+        else:
+            section["deflation"] = None
+    with steps.step("probability of backtest overfitting"):
+        section["pbo"], pbo_result = _pbo(run, frame, options)
+    section["corrections"] = corrections(
+        frame, winner, int(metrics.get("bootstrap_reps", 0)), options.alpha
+    )
+    with steps.step("SPA test"):
+        section["spa"] = spa(returns, rows, run, options)
+    std = math.sqrt(variance) if math.isfinite(variance) else 0.0
+    curve_n, curve_sr0 = expected_max_curve(naive, std)
+    section["expected_max_curve"] = {"n": curve_n, "expected_max_sharpe": curve_sr0}
+    verdict = None
+    if winner is not None:
+        d = section["deflation"] or {}
+        used = d.get("effective") or d.get("naive") or {}
+        verdict = judge_winner(
+            VerdictInputs(
+                naive_n=naive,
+                effective_n=eff_n,
+                mean_correlation=effective.get("mean_pairwise_correlation") if effective else None,
+                winner=", ".join(f"{k}={v}" for k, v in winner["params"].items()),
+                winner_sharpe_ann=winner["sharpe_ann"],
+                expected_max_ann=used.get("expected_max_sharpe_ann"),
+                dsr_naive=(d.get("naive") or {}).get("dsr"),
+                dsr_effective=(d.get("effective") or {}).get("dsr"),
+                pbo=section["pbo"].get("pbo"),
+                complete=len(run.results) == run.total,
+            )
+        )
+    plot = TestingPlotData(
+        pbo_result,
+        curve_n,
+        curve_sr0,
+        naive,
+        eff_n,
+        winner["sharpe"] if winner else None,
+        ppy,
+    )
+    return section, verdict, plot
