@@ -109,6 +109,32 @@ def _checked(output: StrategyOutput, n: int, t: int) -> StrategyOutput:
     return output
 
 
+def _run_strategy(
+    sweep: ResolvedSweep, params: dict[str, NDArray[Any]], rngs: _LazyGenerators
+) -> tuple[StrategyOutput, list[str | None]]:
+    """Run the strategy on a sub-batch; if it raises, re-run config by config.
+
+    Returns the output (zero rows for configs that raised) and one error message or None
+    per config.
+    """
+    n, t = len(rngs), sweep.n_returns
+    errors: list[str | None] = [None] * n
+    try:
+        return _checked(sweep.strategy.evaluate(sweep.panel, params, rngs), n, t), errors
+    except Exception:
+        returns, turnover = np.zeros((n, t)), np.zeros((n, t))
+        trades = np.zeros(n, dtype=np.int64)
+        for j in range(n):
+            one = {k: v[j : j + 1] for k, v in params.items()}
+            try:
+                out = _checked(sweep.strategy.evaluate(sweep.panel, one, rngs[j : j + 1]), 1, t)
+            except Exception as exc:
+                errors[j] = f"{type(exc).__name__}: {exc}"
+                continue
+            returns[j], turnover[j], trades[j] = out.returns[0], out.turnover[0], out.n_trades[0]
+        return StrategyOutput(returns, turnover, trades), errors
+
+
 def config_returns(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[np.float64]:
     """Recompute the per-period returns of the configs at grid positions ``indices``.
 
@@ -133,18 +159,10 @@ def config_returns(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[
         chunk = idx[lo : lo + SUB_BATCH]
         params = sweep.grid.params_at(chunk)
         rngs = _LazyGenerators(sweep.spec.seed, config_ids_at(sweep, params))
-        try:
-            out[lo : lo + chunk.shape[0]] = sweep.strategy.evaluate(
-                sweep.panel, params, rngs
-            ).returns
-        except Exception:
-            for j in range(chunk.shape[0]):
-                one = {k: v[j : j + 1] for k, v in params.items()}
-                try:
-                    row = sweep.strategy.evaluate(sweep.panel, one, rngs[j : j + 1]).returns[0]
-                    out[lo + j] = row
-                except Exception:  # recorded as an error row in the results already
-                    continue
+        output, errors = _run_strategy(sweep, params, rngs)
+        failed = np.array([e is not None for e in errors])
+        output.returns[failed] = np.nan
+        out[lo : lo + chunk.shape[0]] = output.returns
     return out
 
 
@@ -156,7 +174,6 @@ SUB_BATCH = 64
 def _evaluate_rows(
     sweep: ResolvedSweep, idx: NDArray[np.int64]
 ) -> tuple[dict[str, Any], list[str | None]]:
-    n, t = idx.shape[0], sweep.n_returns
     params = sweep.grid.params_at(idx)
     ids = config_ids_at(sweep, params)
     root = sweep.spec.seed
@@ -167,26 +184,7 @@ def _evaluate_rows(
         if reps
         else []
     )
-    errors: list[str | None] = [None] * n
-    try:
-        output = _checked(sweep.strategy.evaluate(sweep.panel, params, strategy_rngs), n, t)
-    except Exception:
-        returns, turnover = np.zeros((n, t)), np.zeros((n, t))
-        trades = np.zeros(n, dtype=np.int64)
-        for j in range(n):
-            one = {k: v[j : j + 1] for k, v in params.items()}
-            try:
-                out = _checked(
-                    sweep.strategy.evaluate(sweep.panel, one, strategy_rngs[j : j + 1]), 1, t
-                )
-                returns[j], turnover[j], trades[j] = (
-                    out.returns[0],
-                    out.turnover[0],
-                    out.n_trades[0],
-                )
-            except Exception as exc:
-                errors[j] = f"{type(exc).__name__}: {exc}"
-        output = StrategyOutput(returns, turnover, trades)
+    output, errors = _run_strategy(sweep, params, strategy_rngs)
     metrics = config_metrics(output, boot_rngs, metric_settings(sweep))
     failed = np.array([e is not None for e in errors])
     if failed.any():
