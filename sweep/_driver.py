@@ -267,8 +267,6 @@ def _run_session(
 
 
 def _count_failed(store: RunStore) -> int:
-    n = 0
-    for name in store.part_names():
-        status = store.read_part_columns(name, ["status"]).column(0).to_numpy(zero_copy_only=False)
-        n += int((status != "ok").sum())
-    return n
+    from sweep._status import run_status
+
+    return int(run_status(store.location, with_hash=False)["failed"])

@@ -6,19 +6,22 @@ import os
 from typing import Any
 
 import pandas as pd
+import pyarrow.compute as pc
 
 from sweep._results import load_results, results_hash
 from sweep._store import RunStore
 from sweep.errors import SweepError, close_matches
 
 
-def run_status(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> dict[str, Any]:
     """Summarise a run folder without verifying parts (cheap).
 
     Parameters
     ----------
     run_dir : str or path
         The run folder.
+    with_hash : bool
+        Compute the table hash when every config is done.
 
     Returns
     -------
@@ -30,18 +33,11 @@ def run_status(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     manifest = store.read_manifest()
     total = int(manifest["grid"]["size"])
     parts = store.part_names()
-    done = failed = 0
-    seen: set[int] = set()
+    done = int(store.done_mask(total, parts).sum())
+    failed = 0
     for name in parts:
-        t = store.read_part_columns(name, ["grid_index", "status"])
-        idx = t.column(0).to_numpy()
-        fresh = (
-            [i for i in idx.tolist() if i not in seen] if len(seen) < 2_000_000 else idx.tolist()
-        )
-        seen.update(fresh)
-        status = t.column(1).to_numpy(zero_copy_only=False)
-        failed += int((status != "ok").sum())
-    done = len(seen)
+        status = store.read_part_columns(name, ["status"]).column(0)
+        failed += int(pc.sum(pc.not_equal(status, "ok")).as_py() or 0)
     sessions = manifest.get("sessions", [])
     times = [s.get("end") or s.get("start") for s in sessions]
     files = [store.fs.join("parts", n) for n in parts]
@@ -61,7 +57,7 @@ def run_status(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
         "parts": len(parts),
         "sessions": sessions,
         "last_activity": max((t for t in times if t), default=None),
-        "table_hash": results_hash(run_dir) if done == total and total else None,
+        "table_hash": results_hash(run_dir) if with_hash and done == total and total else None,
         "lock": store.read_lock(),
     }
 
