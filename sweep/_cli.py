@@ -304,24 +304,94 @@ def strategies() -> None:
     out.print(table)
 
 
+@app.command()
+def report(
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Output folder (default: RUN_DIR/report; ./report-<name> for a URI)."
+        ),
+    ] = None,
+    heatmap: Annotated[
+        str | None,
+        typer.Option("--heatmap", help="Heatmap axes X,Y (default: the two with most values)."),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows of the top-configs table.")] = 10,
+    bench_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--bench", help="Folder of sweep bench results (default: RUN_DIR/bench, runs/bench)."
+        ),
+    ] = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Write the audit report of a run folder: report.json, report.md and report.html."""
+    from sweep.report import (
+        ReportOptions,
+        build_report,
+        default_out_dir,
+        parse_heatmap,
+        summary_lines,
+        write_report,
+    )
+
+    options = ReportOptions(
+        top_k=top,
+        heatmap=parse_heatmap(heatmap),
+        bench_dir=None if bench_dir is None else str(bench_dir),
+        progress=not quiet,
+    )
+    built = build_report(run_dir, options)
+    files = write_report(built, out_dir or default_out_dir(run_dir))
+    out.print("\n".join(summary_lines(built, files)), highlight=False)
+
+
+class BenchKind(StrEnum):
+    """What ``sweep bench`` measures."""
+
+    overhead = "overhead"
+    amortization = "amortization"
+    scaling = "scaling"
+
+
+@app.command()
+def bench(
+    kind: Annotated[BenchKind, typer.Argument(help="What to measure.")],
+    address: AddressOpt = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="overhead: workers (and CPUs of a local cluster); scaling: largest p.",
+        ),
+    ] = None,
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Folder for <kind>.json and <kind>.png.")
+    ] = Path("runs/bench"),
+    spec: Annotated[
+        Path | None,
+        typer.Option("--spec", help="Sweep spec evaluated (default examples/momentum.toml)."),
+    ] = None,
+) -> None:
+    """Measure the Ray cluster: per-task overhead, batching amortization, or scaling (USL)."""
+    from sweep.bench import bench_table, run_bench
+
+    outcome = run_bench(kind.value, address=address, workers=workers, spec=spec, out=out_dir)
+    out.print(bench_table(outcome.result))
+    out.print(f"wrote {outcome.files['json']} and {outcome.files['png']}", highlight=False)
+
+
 def main() -> None:
-    """Console-script entry point: map errors to exit codes and one-paragraph messages."""
+    """Console-script entry point: map errors to exit codes and one-paragraph messages.
+
+    Usage errors (unknown command or option, missing argument) are handled by typer in
+    standalone mode: a usage message and exit code 2. A :class:`SweepError` raised by a
+    command prints its message and exits with its code (2 for bad input, 1 for a failed
+    sweep), without a traceback.
+    """
     try:
-        code = app(standalone_mode=False)
+        app()
     except SweepError as exc:
         raise SystemExit(_fail(exc, exc.exit_code).exit_code) from None
-    except typer.Exit as exc:
-        raise SystemExit(exc.exit_code) from None
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        raise SystemExit(130) from None
-    except Exception as exc:  # click usage errors and friends
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            raise SystemExit(exc.exit_code) from None
-        if isinstance(exc, click.exceptions.Abort):
-            raise SystemExit(130) from None
-        raise
-    raise SystemExit(code if isinstance(code, int) else 0)

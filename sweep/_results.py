@@ -30,7 +30,9 @@ def results_table(run_dir: str | os.PathLike[str]) -> pa.Table:
         One row per config (a config found in two parts, possible only after a crash between
         a part's write and the driver's bookkeeping, is kept once: its rows are identical).
     """
-    table = sort_by_config_id(RunStore(run_dir).read_results())
+    store = RunStore(run_dir)
+    store.read_manifest()  # a clear error if this is not a run folder
+    table = sort_by_config_id(store.read_results())
     ids = table.column("config_id").to_numpy(zero_copy_only=False)
     if ids.shape[0] > 1:
         keep = np.concatenate([[True], ids[1:] != ids[:-1]])

@@ -73,6 +73,20 @@ def _process_start(pid: int) -> str | None:
         return "unknown"
 
 
+def machine_identity() -> str:
+    """Boot id of the kernel and id of the pid namespace: where a pid means one process."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            boot = fh.read().strip()
+    except OSError:
+        boot = "?"
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        namespace = "?"
+    return f"{boot}|{namespace}"
+
+
 @dataclass(frozen=True)
 class PartCheck:
     """The result of re-hashing one part."""
@@ -208,7 +222,9 @@ class RunStore:
         return self.fs.join(LOCK)
 
     def _lock_is_stale(self, info: dict[str, Any]) -> bool:
-        if info.get("host") == socket.gethostname():
+        # The owner's pid can be checked only from the same kernel and pid namespace
+        # (containers may share a hostname); anywhere else, trust the heartbeat's age.
+        if info.get("host") == socket.gethostname() and info.get("machine") == machine_identity():
             pid = int(info.get("pid", -1))
             start = _process_start(pid) if pid > 0 else None
             return start is None or (start != "unknown" and start != info.get("proc_start"))
@@ -241,6 +257,7 @@ class RunStore:
         mine = {
             "pid": pid,
             "host": socket.gethostname(),
+            "machine": machine_identity(),
             "proc_start": _process_start(pid),
             "since": utc_now(),
         }

@@ -99,7 +99,8 @@ def _fit(sizes: NDArray[Any], seconds: NDArray[Any]) -> dict[str, Any]:
             "available": False,
             "reason": (
                 f"needs at least {MIN_FIT_TASKS} warm tasks of at least 2 distinct batch sizes; "
-                f"the run has {sizes.shape[0]} warm tasks of sizes {sorted(set(sizes.tolist()))[:8]}"
+                f"the run has {sizes.shape[0]} warm tasks of sizes "
+                f"{sorted(set(sizes.tolist()))[:8]}"
             ),
         }
     try:
@@ -107,8 +108,14 @@ def _fit(sizes: NDArray[Any], seconds: NDArray[Any]) -> dict[str, Any]:
     except StatsInputError as exc:
         return {"available": False, "reason": str(exc)}
     law = fit.law
+    note = (
+        "the fitted overhead is negative: smaller than these timings can resolve (the law uses 0)"
+        if fit.overhead < 0
+        else None
+    )
     return {
         "available": True,
+        "note": note,
         "overhead_seconds": fit.overhead,
         "per_config_seconds": fit.marginal,
         "r_squared": fit.r_squared,
@@ -278,4 +285,3 @@ def execution_section(run: RunData) -> tuple[dict[str, Any], ExecutionPlotData]:
         }
     )
     return section, ExecutionPlotData(tasks, fits)
-

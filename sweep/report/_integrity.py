@@ -78,7 +78,9 @@ def integrity_section(run: RunData) -> dict[str, Any]:
         "table_hash": table_hash,
         "table_hash_of_partial_results": None if complete else run.table_hash,
         "recorded_table_hash": recorded,
-        "matches_recorded": None if table_hash is None or recorded is None else table_hash == recorded,
+        "matches_recorded": None
+        if table_hash is None or recorded is None
+        else table_hash == recorded,
         "parts": {"total": len(checks), "good": len(checks) - len(bad), "bad": bad},
         "quarantined_files": run.quarantined,
         "configs": {

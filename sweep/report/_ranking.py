@@ -154,7 +154,9 @@ def _row(record: pd.Series, rank: int, params: list[str]) -> dict[str, Any]:
         "config_id": record["config_id"],
         "grid_index": int(record["grid_index"]),
     }
-    out["params"] = {p: record[p].item() if hasattr(record[p], "item") else record[p] for p in params}
+    out["params"] = {
+        p: record[p].item() if hasattr(record[p], "item") else record[p] for p in params
+    }
     for col in TOP_COLUMNS:
         value = record[col]
         out[col] = value.item() if hasattr(value, "item") else value
@@ -171,7 +173,9 @@ def _summary(values: np.ndarray) -> dict[str, Any]:
         "std": float(values.std(ddof=1)) if values.size > 1 else None,
         "min": float(values.min()),
         "max": float(values.max()),
-        "quantiles": {k: float(v) for k, v in zip(("5%", "25%", "50%", "75%", "95%"), q, strict=True)},
+        "quantiles": {
+            k: float(v) for k, v in zip(("5%", "25%", "50%", "75%", "95%"), q, strict=True)
+        },
     }
 
 
@@ -218,7 +222,11 @@ def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any
     if hm is None and len(varying) == 1:
         axis = varying[0]
         line = frame.groupby(axis, sort=True)[options.heatmap_metric].max()
-        profile = (axis, [v.item() if hasattr(v, "item") else v for v in line.index], line.to_numpy())
+        profile = (
+            axis,
+            [v.item() if hasattr(v, "item") else v for v in line.index],
+            line.to_numpy(),
+        )
     winner = float(order["sharpe_ann"].iloc[0]) if np.isfinite(order["sharpe"].iloc[0]) else None
     section = {
         "available": True,
@@ -242,6 +250,11 @@ def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any
         },
         "profile": None
         if profile is None
-        else {"axis": profile[0], "values": profile[1], "metric": options.heatmap_metric, "max": profile[2]},
+        else {
+            "axis": profile[0],
+            "values": profile[1],
+            "metric": options.heatmap_metric,
+            "max": profile[2],
+        },
     }
     return section, ResultsPlotData(ann, winner, hm, profile)

@@ -1,4 +1,4 @@
-"""Report section 5: multiple testing. How many trials, and does the winner survive them?
+"""Report section 5, multiple testing: how many trials, and does the winner survive them.
 
 Returns are not stored; they are recomputed with :func:`sweep._evaluate.config_returns`,
 which depends only on the config, the data and the root seed, so the recomputed series are
@@ -73,7 +73,8 @@ def _resolve(run: RunData) -> ResolvedSweep:
     if sweep.fingerprint != ident.get("data_fingerprint"):
         raise SweepError(
             "the data the spec names now has fingerprint "
-            f"{sweep.fingerprint[:16]}..., the run used {str(ident.get('data_fingerprint'))[:16]}..."
+            f"{sweep.fingerprint[:16]}..., the run used "
+            f"{str(ident.get('data_fingerprint'))[:16]}..."
         )
     recorded = ident.get("strategy", {})
     if sweep.strategy.version != recorded.get("version"):
@@ -238,6 +239,15 @@ def _winner(frame: pd.DataFrame, params: list[str]) -> dict[str, Any] | None:
     }
 
 
+def _label(params: dict[str, Any], run: RunData) -> str:
+    """``name=value`` of the parameters that vary across the grid (all if none varies)."""
+    varying = {str(a["name"]) for a in run.manifest["grid"]["axes"] if int(a["size"]) > 1}
+    shown = {k: v for k, v in params.items() if k in varying} or params
+    return ", ".join(
+        f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items()
+    )
+
+
 def deflation(
     winner: dict[str, Any], counts: dict[str, float | None], variance: float, ppy: float
 ) -> dict[str, Any]:
@@ -272,7 +282,9 @@ def deflation(
     return out
 
 
-def _pbo(run: RunData, frame: pd.DataFrame, options: ReportOptions) -> tuple[dict[str, Any], PBOResult | None]:
+def _pbo(
+    run: RunData, frame: pd.DataFrame, options: ReportOptions
+) -> tuple[dict[str, Any], PBOResult | None]:
     s = int(run.manifest["identity"]["metrics"]["pbo_blocks"])
     sums_cols, sq_cols = block_columns(s)
     pick, sampled = _sample(len(frame), options.max_pbo_configs, options.sample_seed, 1)
@@ -293,7 +305,9 @@ def _pbo(run: RunData, frame: pd.DataFrame, options: ReportOptions) -> tuple[dic
         return {"available": False, "reason": str(exc)}, None
     ids = rows["config_id"].to_numpy()
     best_ids, best_counts = np.unique(ids[res.best_in_sample], return_counts=True)
-    order = sorted(zip(best_counts.tolist(), best_ids.tolist(), strict=True), key=lambda c: (-c[0], c[1]))
+    order = sorted(
+        zip(best_counts.tolist(), best_ids.tolist(), strict=True), key=lambda c: (-c[0], c[1])
+    )
     counts_hist, edges = np.histogram(res.logits, bins=LOGIT_BINS)
     n_periods = int(run.manifest["data"]["n_periods"]) - 1
     return {
@@ -323,14 +337,14 @@ def _pbo(run: RunData, frame: pd.DataFrame, options: ReportOptions) -> tuple[dic
         "logit_histogram": {"counts": counts_hist, "edges": edges},
         "in_sample_best": {
             "distinct_configs": len(best_ids),
-            "most_frequent": [
-                {"config_id": c, "share": n / res.n_splits} for n, c in order[:5]
-            ],
+            "most_frequent": [{"config_id": c, "share": n / res.n_splits} for n, c in order[:5]],
         },
     }, res
 
 
-def corrections(frame: pd.DataFrame, winner: dict[str, Any] | None, reps: int, alpha: float) -> dict[str, Any]:
+def corrections(
+    frame: pd.DataFrame, winner: dict[str, Any] | None, reps: int, alpha: float
+) -> dict[str, Any]:
     """Survivors of Holm and Benjamini-Hochberg among the bootstrap p-values."""
     p = frame["p_value"].to_numpy(dtype=np.float64)
     keep = np.isfinite(p)
@@ -416,7 +430,9 @@ def spa(
     }
 
 
-def expected_max_curve(naive_n: int, sharpe_std: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def expected_max_curve(
+    naive_n: int, sharpe_std: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """E[max] of null Sharpes (per period) against N, from 1 to ten times the naive N."""
     top = max(10.0 * naive_n, 10.0)
     n = np.unique(np.round(np.logspace(0.0, math.log10(top), CURVE_POINTS)))
@@ -506,7 +522,7 @@ def testing_section(
                 naive_n=naive,
                 effective_n=eff_n,
                 mean_correlation=effective.get("mean_pairwise_correlation") if effective else None,
-                winner=", ".join(f"{k}={v}" for k, v in winner["params"].items()),
+                winner=_label(winner["params"], run),
                 winner_sharpe_ann=winner["sharpe_ann"],
                 expected_max_ann=used.get("expected_max_sharpe_ann"),
                 dsr_naive=(d.get("naive") or {}).get("dsr"),

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 DSR_THRESHOLD = 0.95
 #: ... and a probability of backtest overfitting below this.
 PBO_THRESHOLD = 0.5
+#: The rule, as the report states it.
+RULE = (
+    f"Rule: the winner is called likely real when its DSR at the effective number of trials "
+    f"is at least {DSR_THRESHOLD} and the PBO is below {PBO_THRESHOLD}."
+)
 
 
 @dataclass(frozen=True)
@@ -84,9 +89,7 @@ class Verdict:
 def _describe_correlation(rho: float | None) -> str:
     if rho is None:
         return "their correlation could not be measured (the returns were not recomputed)"
-    strength = (
-        "strongly" if abs(rho) >= 0.5 else "moderately" if abs(rho) >= 0.2 else "weakly"
-    )
+    strength = "strongly" if abs(rho) >= 0.5 else "moderately" if abs(rho) >= 0.2 else "weakly"
     return f"their returns are {strength} correlated (mean pairwise correlation {rho:.2f})"
 
 

@@ -46,7 +46,7 @@ PER_NODE_PORTS = ("RAY_NODE_MANAGER_PORT", "RAY_OBJECT_MANAGER_PORT", "RAY_RUNTI
                   "RAY_DASHBOARD_AGENT_GRPC_PORT", "RAY_METRICS_EXPORT_PORT", "RAY_MIN_WORKER_PORT",
                   "RAY_MAX_WORKER_PORT")
 TOTAL, TASKS = 300, 50  # 60 lookbacks x 5 bands, 6 configs per task
-SLEEP = "0.02"  # seconds per config in SlowMomentum: ~3 s of work for 2 CPUs
+SLEEP = "0.01"  # seconds per config in SlowMomentum: 1.5 s of sleeping for 2 CPUs
 
 
 def slow_doc() -> dict[str, Any]:
@@ -212,6 +212,15 @@ def _accepts(port: int) -> bool:
 
 def _all_loopback(addresses: list[str]) -> bool:
     return bool(addresses) and all(ipaddress.ip_address(a).is_loopback for a in addresses)
+
+
+def test_head_healthcheck_answers_with_the_token_only(cluster, tmp_path):
+    check = [str(ENTRYPOINT), "healthcheck"]
+    assert subprocess.run(check, env=cluster.env, timeout=60).returncode == 0
+    wrong = tmp_path / "wrong_token"
+    wrong.write_text("not-the-token")
+    env = {**cluster.env, "RAY_AUTH_TOKEN_PATH": str(wrong)}
+    assert subprocess.run(check, env=env, timeout=60).returncode != 0
 
 
 def test_head_dashboard_is_on_loopback_and_wants_the_token(cluster):

@@ -1,0 +1,153 @@
+"""Run one benchmark end to end: cluster, workload, measurement, files, summary table."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from sweep.bench._amortization import AmortizationSettings, measure_amortization
+from sweep.bench._cluster import ray_cluster
+from sweep.bench._io import BENCH_KINDS, write_bench
+from sweep.bench._overhead import OverheadSettings, measure_overhead
+from sweep.bench._scaling import ScalingSettings, measure_scaling
+from sweep.bench._workload import bench_sweep
+from sweep.errors import SweepError, close_matches
+
+#: Where ``sweep bench`` writes and ``sweep report`` looks last.
+DEFAULT_BENCH_DIR = Path("runs/bench")
+
+
+@dataclass(frozen=True)
+class BenchOutcome:
+    """A finished benchmark: its result and the files written."""
+
+    result: dict[str, Any]
+    files: dict[str, Path]
+
+
+def run_bench(
+    kind: str,
+    *,
+    address: str | None = None,
+    workers: int | None = None,
+    spec: str | Path | dict[str, Any] | None = None,
+    out: str | Path = DEFAULT_BENCH_DIR,
+    settings: OverheadSettings | AmortizationSettings | ScalingSettings | None = None,
+) -> BenchOutcome:
+    """Measure one benchmark on a live Ray cluster and save it.
+
+    Parameters
+    ----------
+    kind : {"overhead", "amortization", "scaling"}
+        What to measure.
+    address : str, optional
+        Ray cluster to join; default: the connected one, else a new local cluster.
+    workers : int, optional
+        Overhead: workers of the no-op rounds (and CPUs of a new local cluster); scaling:
+        the largest worker count P (default twice the CPUs, at least 3; a new local cluster
+        gets P CPUs, so P may exceed the machine's cores).
+    spec : str, Path, dict or None
+        Sweep spec whose configs are evaluated (default ``examples/momentum.toml``).
+    out : str or Path
+        Folder for ``<kind>.json`` and ``<kind>.png``.
+    settings : optional
+        The kind's settings (defaults sized to about a minute on two cores).
+
+    Returns
+    -------
+    BenchOutcome
+        The result (with ``cluster`` and ``spec``) and the files written.
+    """
+    if kind not in BENCH_KINDS:
+        raise SweepError(
+            f"bench: expected one of {list(BENCH_KINDS)}, got {kind!r}."
+            + close_matches(kind, BENCH_KINDS)
+        )
+    import ray
+
+    sweep, source = bench_sweep(spec)
+    joining = address is not None or ray.is_initialized()
+    local_cpus: int | None = None
+    top = workers
+    if kind == "overhead":
+        local_cpus = workers
+    elif kind == "scaling" and not joining:
+        # A local cluster gets one CPU per worker measured: Ray keeps about one worker
+        # process per CPU and restarts the rest after each task, which would be measured.
+        top = workers or max(3, 2 * (os.cpu_count() or 1))
+        local_cpus = top
+    with ray_cluster(address, local_cpus) as cluster:
+        if kind == "overhead":
+            s = settings if isinstance(settings, OverheadSettings) else OverheadSettings()
+            if workers is not None:
+                s = OverheadSettings(s.payload_bytes, s.rounds, workers)
+            result = measure_overhead(sweep, s)
+        elif kind == "amortization":
+            a = settings if isinstance(settings, AmortizationSettings) else AmortizationSettings()
+            result = measure_amortization(sweep, a)
+        else:
+            c = settings if isinstance(settings, ScalingSettings) else ScalingSettings()
+            if top is not None:
+                c = ScalingSettings(top, c.batch_size, c.tasks, c.rounds, c.seed)
+            result = measure_scaling(sweep, c)
+    result = {**result, "cluster": cluster, "spec": source}
+    return BenchOutcome(result, write_bench(result, out))
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{1e3 * seconds:.3g} ms"
+
+
+def bench_table(result: dict[str, Any]) -> Table:
+    """A rich table summarising a benchmark result."""
+    kind = result["kind"]
+    if kind == "overhead":
+        table = Table("payload (bytes)", "O per task (median)", "rounds", title="per-task overhead")
+        for p in result["points"]:
+            table.add_row(
+                f"{p['payload_bytes']:,}", _ms(p["overhead_seconds"]), str(len(p["rounds"]))
+            )
+        return table
+    if kind == "amortization":
+        table = Table("B", "batched (median)", "per call (sum)", "S(B)", title="amortization")
+        for row, pc, sp in zip(
+            result["batched"], result["per_call"], result["speedup"], strict=True
+        ):
+            table.add_row(
+                str(row["batch"]), _ms(row["median"]), _ms(pc["seconds"]), f"{sp['speedup']:.2f}"
+            )
+        fit = result["fit"]
+        if fit["available"]:
+            table.caption = (
+                f"fit: O = {_ms(fit['overhead_seconds'])}, b = {_ms(fit['per_config_seconds'])}, "
+                f"R² = {fit['r_squared']:.3f}, ridge O/b = {fit['ridge_batch']:.1f}, "
+                f"B*(0.9) = {fit['batch_for_90pct']:.0f}, B*(0.99) = {fit['batch_for_99pct']:.0f}"
+            )
+            planner = result.get("planner") or {}
+            if planner.get("overhead_seconds") is not None:
+                table.caption += (
+                    f"; planner: O = {_ms(planner['overhead_seconds'])}, "
+                    f"b = {_ms(planner['per_config_seconds'])}, B*(0.99) = "
+                    f"{planner['law_batch']:.0f}"
+                )
+        else:
+            table.caption = f"no fit: {fit['reason']}"
+        return table
+    table = Table("workers p", "throughput (configs/s)", "wall (median)", title="scaling")
+    for p in result["points"]:
+        walls = sorted(p["seconds"])
+        table.add_row(
+            str(p["workers"]), f"{p['throughput']:,.0f}", f"{walls[len(walls) // 2]:.3f} s"
+        )
+    fit = result["fit"]
+    table.caption = (
+        f"USL: σ = {fit['sigma']:.4f}, κ = {fit['kappa']:.5f}, p* = {fit['peak_workers']:.1f}, "
+        f"R² = {fit['r_squared']:.3f}"
+        if fit["available"]
+        else f"no USL fit: {fit['reason']}"
+    )
+    return table

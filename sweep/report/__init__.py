@@ -1,0 +1,26 @@
+"""``sweep report``: the audit report of a run folder (report.json, report.md, report.html).
+
+Sections: identity, integrity, execution, results, multiple testing with a verdict, and
+scaling (when ``sweep bench`` results exist). See :func:`build_report`.
+"""
+
+from sweep.report._build import REPORT_FORMAT, Report, build_report
+from sweep.report._cli_support import parse_heatmap, summary_lines
+from sweep.report._options import ReportOptions
+from sweep.report._verdict import Verdict, VerdictInputs, judge_winner
+from sweep.report._write import ReportFiles, default_out_dir, write_report
+
+__all__ = [
+    "REPORT_FORMAT",
+    "Report",
+    "ReportFiles",
+    "ReportOptions",
+    "Verdict",
+    "VerdictInputs",
+    "build_report",
+    "default_out_dir",
+    "judge_winner",
+    "parse_heatmap",
+    "summary_lines",
+    "write_report",
+]

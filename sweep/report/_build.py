@@ -1,0 +1,145 @@
+"""Build the audit report of a run folder: the data of report.json and its figures."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from sweep._store import utc_now
+from sweep._version import ENGINE_VERSION
+from sweep.bench._plots import PLOTS as BENCH_PLOTS
+from sweep.report import _plots as plots
+from sweep.report._execution import ExecutionPlotData, execution_section
+from sweep.report._identity import identity_section
+from sweep.report._integrity import integrity_section
+from sweep.report._load import load_run
+from sweep.report._options import ReportOptions
+from sweep.report._progress import Steps
+from sweep.report._ranking import ResultsPlotData, results_section
+from sweep.report._scaling import scaling_section
+from sweep.report._testing import TestingPlotData, testing_section
+from sweep.report._verdict import RULE
+
+REPORT_FORMAT = "raysweep-report-v1"
+
+
+@dataclass(frozen=True)
+class Report:
+    """A built report.
+
+    Attributes
+    ----------
+    data : dict
+        Everything, JSON-ready apart from numpy values (see :func:`sweep.report.write_report`).
+        The same run folder gives the same data apart from ``generated`` (timestamp and the
+        seconds each step took).
+    figures : dict of str to bytes
+        PNG bytes of each figure, in report order.
+    """
+
+    data: dict[str, Any]
+    figures: dict[str, bytes]
+
+
+def _execution_figures(p: ExecutionPlotData) -> dict[str, bytes]:
+    if p.tasks is None or p.tasks.empty:
+        return {}
+    return {
+        "task_timeline": plots.plot_timeline(p.tasks),
+        "task_time_fit": plots.plot_task_fit(p.tasks, p.fits),
+    }
+
+
+def _results_figures(p: ResultsPlotData, testing: dict[str, Any]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    if p.sharpe_ann.size:
+        thresholds = {}
+        for name, x in (
+            (testing.get("deflation") or {}) if testing.get("available") else {}
+        ).items():
+            if x and x.get("expected_max_sharpe_ann") is not None:
+                thresholds[name] = float(x["expected_max_sharpe_ann"])
+        out["sharpe_histogram"] = plots.plot_sharpe_histogram(
+            p.sharpe_ann, p.winner_sharpe_ann, thresholds
+        )
+    if p.heatmap is not None:
+        out["heatmap"] = plots.plot_heatmap(p.heatmap)
+    elif p.profile is not None:
+        axis, values, metric = p.profile
+        out["profile"] = plots.plot_profile(axis, values, metric, "max sharpe_ann")
+    return out
+
+
+def _testing_figures(p: TestingPlotData, testing: dict[str, Any]) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    if p.curve_n.size:
+        out["expected_max_curve"] = plots.plot_expected_max(
+            p.curve_n,
+            p.curve_sr0,
+            p.naive_n,
+            p.effective_n,
+            p.winner_sharpe,
+            testing.get("trial_sharpe_std") or 0.0,
+        )
+    if p.pbo is not None:
+        out["pbo_logits"] = plots.plot_pbo_logits(p.pbo)
+        out["pbo_degradation"] = plots.plot_pbo_degradation(p.pbo)
+    return out
+
+
+def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None = None) -> Report:
+    """Build the audit report of a run folder.
+
+    Parameters
+    ----------
+    run_dir : str or path
+        The run folder (a path or a URI such as ``s3://bucket/prefix``).
+    options : ReportOptions, optional
+        Top-k, heatmap axes, benchmark folder, sample sizes, seeds.
+
+    Returns
+    -------
+    Report
+        Sections ``identity``, ``integrity``, ``execution``, ``results``,
+        ``multiple_testing``, ``verdict``, ``scaling``, plus ``options`` and ``generated``.
+    """
+    options = options or ReportOptions()
+    with Steps(options.progress) as steps:
+        with steps.step("read and verify the run folder"):
+            run = load_run(run_dir)
+            identity = identity_section(run)
+            integrity = integrity_section(run)
+        with steps.step("execution telemetry"):
+            execution, execution_plot = execution_section(run)
+        with steps.step("results"):
+            results, results_plot = results_section(run, options)
+        testing, verdict, testing_plot = testing_section(run, options, steps)
+        with steps.step("scaling"):
+            scaling, bench = scaling_section(run, options.bench_dir)
+        with steps.step("figures"):
+            figures = {
+                **_execution_figures(execution_plot),
+                **_results_figures(results_plot, testing),
+                **_testing_figures(testing_plot, testing),
+                **{f"bench_{kind}": BENCH_PLOTS[kind](data) for kind, data in bench.items()},
+            }
+    settings = {k: v for k, v in asdict(options).items() if k != "progress"}
+    data = {
+        "format": REPORT_FORMAT,
+        "generated": {
+            "at": utc_now(),
+            "by": f"raysweep {ENGINE_VERSION}",
+            "step_seconds": dict(steps.seconds),
+        },
+        "options": settings,
+        "identity": identity,
+        "integrity": integrity,
+        "execution": execution,
+        "results": results,
+        "multiple_testing": testing,
+        "verdict": None if verdict is None else {**asdict(verdict), "rule": RULE},
+        "scaling": scaling,
+        "figures": list(figures),
+    }
+    return Report(data, figures)

@@ -1,0 +1,52 @@
+"""Small helpers the ``sweep report`` command uses (kept here so the CLI stays thin)."""
+
+from __future__ import annotations
+
+from sweep.errors import SweepError
+from sweep.report._build import Report
+from sweep.report._write import ReportFiles
+
+
+def parse_heatmap(text: str | None) -> tuple[str, str] | None:
+    """Parse ``--heatmap X,Y`` into two axis names (None when not given)."""
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",")]
+    if len(names) != 2 or not all(names):
+        raise SweepError(f"--heatmap: expected two grid axes as X,Y, got {text!r}")
+    return names[0], names[1]
+
+
+def summary_lines(report: Report, files: ReportFiles) -> list[str]:
+    """What ``sweep report`` prints: the files, the headline numbers and the build time."""
+    data = report.data
+    lines = [
+        f"report:   {files.html}",
+        f"          {files.markdown}",
+        f"          {files.json}",
+    ]
+    integrity = data["integrity"]
+    lines.append(
+        f"table:    {integrity['table_hash'] or 'incomplete'} "
+        f"({integrity['configs']['done']:,} / {integrity['configs']['total']:,} configs)"
+    )
+    testing = data["multiple_testing"]
+    if testing.get("available"):
+        eff = (testing.get("effective_n") or {}).get("value")
+        deflation = testing.get("deflation") or {}
+        dsr = {k: (v or {}).get("dsr") for k, v in deflation.items()}
+        pbo = testing["pbo"].get("pbo")
+
+        def fmt(value: float | None, spec: str) -> str:
+            return "n/a" if value is None else format(value, spec)
+
+        lines.append(
+            f"trials:   naive N {testing['naive_n']:,}, effective N {fmt(eff, ',.1f')}; "
+            f"DSR {fmt(dsr.get('naive'), '.3f')} (naive), {fmt(dsr.get('effective'), '.3f')} "
+            f"(effective); PBO {fmt(pbo, '.3f')}"
+        )
+    if data.get("verdict"):
+        lines.append(f"verdict:  {data['verdict']['headline']}")
+    total = sum(data["generated"]["step_seconds"].values())
+    lines.append(f"built in {total:.1f} s")
+    return lines

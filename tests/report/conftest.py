@@ -1,0 +1,63 @@
+"""Run folders for the report tests: complete, stopped-then-resumed, with failed configs."""
+
+from __future__ import annotations
+
+import pytest
+
+from sweep import run_sweep, spec_from_dict
+from sweep.report import ReportOptions, build_report, write_report
+from tests.helpers import small_spec_dict
+
+#: Small samples keep arch's SPA fast in tests.
+FAST = ReportOptions(progress=False, spa_max_configs=20, spa_reps=50)
+
+RAISING = small_spec_dict(
+    name="raising",
+    strategy={"name": "tests.strategies_for_tests:Raising"},
+    grid={"lookback": {"start": 5, "stop": 45}, "band": [0.0, 0.01]},
+)
+
+
+class StopAfter:
+    """A local executor that runs only the first ``n`` batches (a session cut short)."""
+
+    name = "local"
+
+    def __init__(self, n: int) -> None:
+        from sweep.executors._local import LocalExecutor
+
+        self._inner, self._n = LocalExecutor(), n
+        self.workers = 1
+
+    def __getattr__(self, item):
+        return getattr(self._inner, item)
+
+    def run(self, batches):
+        for k, outcome in enumerate(self._inner.run(batches)):
+            yield outcome
+            if k + 1 >= self._n:
+                return
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory):
+    """Run folders by name: complete, partial (stopped early), resumed, failing."""
+    root = tmp_path_factory.mktemp("runs")
+    spec = spec_from_dict(small_spec_dict())
+    run_sweep(spec, root / "complete", progress=False)
+    run_sweep(spec, root / "resumed", batch_size=5, progress=False, executor=StopAfter(3))
+    run_sweep(spec, root / "partial", batch_size=5, progress=False, executor=StopAfter(3))
+    run_sweep(spec, root / "resumed", batch_size=9, progress=False)
+    run_sweep(spec_from_dict(RAISING), root / "failing", batch_size=8, progress=False)
+    return {name: root / name for name in ("complete", "partial", "resumed", "failing")}
+
+
+@pytest.fixture(scope="session")
+def reports(runs, tmp_path_factory):
+    """Each run's report, built and written once: name -> (Report, ReportFiles)."""
+    out = tmp_path_factory.mktemp("reports")
+    built = {}
+    for name, run_dir in runs.items():
+        report = build_report(run_dir, FAST)
+        built[name] = (report, write_report(report, out / name))
+    return built

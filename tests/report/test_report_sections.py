@@ -1,0 +1,198 @@
+"""The report's sections for complete, resumed, partial and failing runs; stability."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sweep import results_hash
+from sweep.errors import SweepError
+from sweep.report import ReportOptions, build_report, default_out_dir, parse_heatmap
+from sweep.report._jsonable import dumps
+from tests.report.conftest import FAST
+
+SECTIONS = ("identity", "integrity", "execution", "results", "multiple_testing", "scaling")
+MD_HEADINGS = (
+    "## 1. Identity",
+    "## 2. Integrity",
+    "## 3. Execution",
+    "## 4. Results",
+    "## 5. Multiple testing",
+    "## 6. Scaling",
+    "### Verdict",
+)
+
+
+@pytest.mark.parametrize("name", ["complete", "partial", "resumed", "failing"])
+def test_every_section_is_in_json_markdown_and_html(reports, name):
+    report, files = reports[name]
+    doc = json.loads(files.json.read_text())
+    for section in SECTIONS:
+        assert section in doc, section
+    assert doc["format"] == "raysweep-report-v1"
+    md = files.markdown.read_text()
+    html = files.html.read_text()
+    for heading in MD_HEADINGS:
+        assert heading in md, heading
+        assert heading.lstrip("# ") in html, heading
+    assert "<script" not in html and "http://" not in html and "https://" not in html
+    for name_ in doc["figures"]:
+        assert f"figures/{name_}.png" in md
+        assert (files.folder / "figures" / f"{name_}.png").is_file()
+    assert html.count("data:image/png;base64,") == len(doc["figures"])
+
+
+def test_identity_and_integrity_of_a_complete_run(reports, runs):
+    report, _ = reports["complete"]
+    d = report.data
+    ident = d["identity"]
+    assert ident["run_name"] == "small"
+    assert len(ident["spec_hash"]) == 64 and len(ident["data"]["fingerprint"]) == 64
+    assert ident["strategy"] == {"name": "momentum", "version": "1"}
+    assert ident["root_seed"] == 7 and ident["grid"]["size"] == 60
+    assert ident["code"]["versions"]["numpy"] and ident["code"]["versions"]["python"]
+    assert ident["code"]["git_commit"] is None or len(ident["code"]["git_commit"]) == 40
+    integrity = d["integrity"]
+    assert integrity["table_hash"] == results_hash(runs["complete"])
+    assert integrity["matches_recorded"] is True
+    assert integrity["parts"]["bad"] == [] and integrity["parts"]["good"] >= 1
+    assert integrity["configs"] == {
+        "total": 60,
+        "done": 60,
+        "ok": 60,
+        "failed": 0,
+        "missing": 0,
+        "outside_grid": 0,
+        "complete": True,
+    }
+    assert integrity["recheck"] == f"sweep verify {runs['complete']}"
+    assert [s["status"] for s in integrity["sessions"]] == ["completed"]
+
+
+def test_resumed_run_reports_both_sessions_and_the_same_hash(reports):
+    complete, _ = reports["complete"]
+    resumed, _ = reports["resumed"]
+    integrity = resumed.data["integrity"]
+    assert integrity["resumed"] is True
+    assert [s["id"] for s in integrity["sessions"]] == [1, 2]
+    assert [s["resumed"] for s in integrity["sessions"]] == [False, True]
+    assert integrity["table_hash"] == complete.data["integrity"]["table_hash"]
+    execution = resumed.data["execution"]
+    assert set(execution["tasks_by_session"]) == {"1", "2"}
+    assert execution["configs_in_tasks"] == 60
+    assert [p["batch_size"] for p in execution["planner"]] == [5, 9]
+    assert execution["tasks"] == 3 + 5
+    # Results and statistics do not depend on how the run was split into sessions.
+    for key in ("results", "multiple_testing", "verdict"):
+        assert dumps(resumed.data[key]) == dumps(complete.data[key]), key
+
+
+def test_partial_run_is_marked_incomplete(reports):
+    report, files = reports["partial"]
+    integrity = report.data["integrity"]
+    assert integrity["table_hash"] is None
+    assert integrity["table_hash_of_partial_results"] is not None
+    assert integrity["configs"]["done"] == 15 and integrity["configs"]["missing"] == 45
+    assert report.data["multiple_testing"]["naive_n"] == 15
+    assert "incomplete" in report.data["verdict"]["paragraph"]
+    assert "45 missing" in files.markdown.read_text()
+
+
+def test_failed_configs_are_grouped_by_message(reports):
+    report, files = reports["failing"]
+    integrity = report.data["integrity"]
+    assert integrity["configs"]["failed"] == 6 and integrity["configs"]["ok"] == 74
+    assert integrity["errors"] == [
+        {"error": "ValueError: lookback 13 is unlucky", "count": 2},
+        {"error": "ValueError: lookback 26 is unlucky", "count": 2},
+        {"error": "ValueError: lookback 39 is unlucky", "count": 2},
+    ]
+    assert report.data["multiple_testing"]["naive_n"] == 74
+    assert report.data["multiple_testing"]["returns"]["configs"] == 74
+    assert "lookback 26 is unlucky" in files.html.read_text()
+
+
+def test_execution_section_fits_and_telemetry(reports):
+    execution = reports["complete"][0].data["execution"]
+    assert execution["tasks"] >= 1 and execution["configs_in_tasks"] == 60
+    assert execution["cpu_seconds"] > 0 and execution["wall_seconds"] > 0
+    assert 0.0 <= execution["overhead_share"] <= 1.0
+    assert execution["retries"] == 0
+    assert execution["fit_service"]["available"] is False  # one batch size only
+    assert "2 distinct batch sizes" in execution["fit_service"]["reason"]
+    resumed = reports["resumed"][0].data["execution"]
+    # Sessions of 5- and 9-config tasks: 6 warm tasks of 2 sizes (timings too small to be
+    # sure of the sign of the fitted slope, so only its presence is checked here).
+    fit = resumed["fit_service"]
+    assert fit["available"] or "grow with batch size" in fit["reason"]
+    assert [w["tasks"] for w in resumed["workers"]] == [3, 5]
+
+
+def test_results_section_top_table_and_automatic_heatmap(reports):
+    results = reports["complete"][0].data["results"]
+    top = results["top"]
+    assert len(top) == 10 and [r["rank"] for r in top] == list(range(1, 11))
+    sharpes = [r["sharpe"] for r in top]
+    assert sharpes == sorted(sharpes, reverse=True)
+    hm = results["heatmap"]
+    # lookback has 15 values, band 4: both multi-valued, in grid order.
+    assert (hm["x"], hm["y"], hm["chosen"]) == ("lookback", "band", "automatic")
+    assert len(hm["z"]) == 4 and len(hm["z"][0]) == 15
+    assert sum(results["sharpe_ann_histogram"]["counts"]) == 60
+
+
+def test_heatmap_axes_can_be_chosen_and_are_checked(runs):
+    options = ReportOptions(progress=False, heatmap=("band", "lookback"), spa_max_configs=5)
+    hm = build_report(runs["complete"], options).data["results"]["heatmap"]
+    assert (hm["x"], hm["y"], hm["chosen"]) == ("band", "lookback", "--heatmap")
+    with pytest.raises(SweepError, match="'lokback' is not a grid parameter.*'lookback'"):
+        build_report(runs["complete"], ReportOptions(progress=False, heatmap=("lokback", "band")))
+    assert parse_heatmap("band, lookback") == ("band", "lookback")
+    with pytest.raises(SweepError, match="--heatmap"):
+        parse_heatmap("band")
+
+
+def test_multiple_testing_section(reports):
+    mt = reports["complete"][0].data["multiple_testing"]
+    assert mt["naive_n"] == 60
+    eff = mt["effective_n"]
+    assert eff["method"] == "exact" and 1.0 <= eff["value"] <= 60
+    assert -1.0 <= eff["mean_pairwise_correlation"] <= 1.0
+    assert eff["li_ji"] is not None and eff["galwey"] is not None and eff["nyholt"] is not None
+    assert mt["returns"]["recomputed"] is True and mt["returns"]["sampled"] is False
+    check = mt["returns"]["sharpe_check"]
+    assert check["identical"] == check["compared"] == 60
+    naive, effective = mt["deflation"]["naive"], mt["deflation"]["effective"]
+    assert naive["n_trials"] == 60 and effective["n_trials"] == eff["value"]
+    # More trials, a higher bar: E[max] and the deflation grow with N.
+    assert naive["expected_max_sharpe"] >= effective["expected_max_sharpe"]
+    assert naive["dsr"] <= effective["dsr"]
+    assert naive["psr"] == effective["psr"]
+    assert 0.0 <= mt["pbo"]["pbo"] <= 1.0 and mt["pbo"]["splits"] == 70
+    corr = mt["corrections"]
+    assert corr["tests"] == 60 and corr["holm"] <= corr["benjamini_hochberg"] <= corr["raw"]
+    assert mt["spa"]["available"] is True and 0.0 <= mt["spa"]["pvalue"] <= 1.0
+    assert mt["spa"]["configs"] == 20 and mt["spa"]["sampled"] is True
+    assert len(mt["expected_max_curve"]["n"]) == len(mt["expected_max_curve"]["expected_max_sharpe"])
+
+
+def test_returns_are_sampled_above_the_cap(runs):
+    options = ReportOptions(progress=False, max_return_configs=25, spa_max_configs=5)
+    mt = build_report(runs["complete"], options).data["multiple_testing"]
+    assert mt["returns"]["sampled"] is True and mt["returns"]["configs"] == 25
+    assert "seeded uniform sample of 25" in mt["returns"]["sample"]
+    assert mt["effective_n"]["scope"].startswith("extrapolated to all 60 configs")
+    assert 1.0 <= mt["effective_n"]["value"] <= 60
+
+
+def test_report_json_is_stable_across_builds(runs):
+    first = build_report(runs["resumed"], FAST).data
+    second = build_report(runs["resumed"], FAST).data
+    first.pop("generated"), second.pop("generated")
+    assert dumps(first) == dumps(second)
+
+
+def test_default_output_folder():
+    assert str(default_out_dir("runs/x")) == "runs/x/report"
+    assert str(default_out_dir("s3://bucket/prefix/momentum-demo/")) == "report-momentum-demo"
