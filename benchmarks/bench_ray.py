@@ -4,12 +4,12 @@ On the 10,000-config momentum grid with a 50-rep bootstrap (examples/momentum.to
 
 1. auto-batched Ray (2 workers) vs the in-process executor on one core, cluster start-up
    excluded (Ray is started before the clock starts);
-2. auto-batched Ray vs one task per config (``--batch-size 1``) on a 2,000-config slice of
+2. auto-batched Ray vs one task per config (``--batch-size 1``) on a 1,000-config slice of
    the grid, next to the speedup S(B) the amortization law predicts from the planner's
    measured O and b;
 3. overhead at the chosen B from telemetry: in-task overhead share and the share of the
    workers' time not spent computing;
-4. Ray Tune ``grid_search`` over a 100-config slice (a trainable that evaluates one config and
+4. Ray Tune ``grid_search`` over a 40-config slice (a trainable that evaluates one config and
    reports its Sharpe) vs raysweep on the same slice: wall-time ratio, results compared.
 
 Run inside a loopback-only network namespace (Ray must not bind other addresses):
@@ -63,11 +63,21 @@ def main() -> None:
     sweep = resolve(spec)
     out: dict = {}
 
-    local, t_local = timed_run(sweep, f"{tmp}/local", executor="local")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # Cluster start-up excluded: start both workers and load the compiled kernels first.
+    warm = spec.to_dict()
+    warm["grid"] = {"lookback": [20, 21], "band": [0.0, 0.01]}
+    run_sweep(resolve(spec_from_dict(warm), sweep.panel), f"{tmp}/warm", executor="ray", progress=False)
     evaluate_batch(sweep, np.arange(4))
-    auto, t_auto = timed_run(sweep, f"{tmp}/ray-auto", executor="ray")
-    assert auto.table_hash == local.table_hash, "Ray and local disagree"
+    t_local = t_auto = np.inf
+    for rep in range(3):  # alternate, keep the best of each (a shared, noisy machine)
+        local, t = timed_run(sweep, f"{tmp}/local{rep}", executor="local")
+        t_local = min(t_local, t)
+        auto, t = timed_run(sweep, f"{tmp}/ray-auto{rep}", executor="ray")
+        if t < t_auto:
+            t_auto, best_auto = t, rep
+        assert auto.table_hash == local.table_hash, "Ray and local disagree"
+    auto_dir = f"{tmp}/ray-auto{best_auto}"
     out["full_grid"] = {
         "configs": len(sweep.grid),
         "local_seconds": t_local,
@@ -76,7 +86,7 @@ def main() -> None:
         "chosen_batch": auto.plan["batch_size"],
         "plan": auto.plan,
         "same_table_hash": True,
-        **telemetry_shares(f"{tmp}/ray-auto", 2, t_auto),
+        **telemetry_shares(auto_dir, 2, t_auto),
     }
     o, b = auto.plan["overhead_seconds"], auto.plan["per_config_seconds"]
     out["full_grid"]["law_overhead_share_at_B"] = float(
@@ -84,7 +94,7 @@ def main() -> None:
     )
 
     doc = spec.to_dict()
-    doc["grid"] = {"lookback": {"start": 20, "stop": 80, "step": 3}, "band": doc["grid"]["band"]}
+    doc["grid"] = {"lookback": {"start": 20, "stop": 50, "step": 3}, "band": doc["grid"]["band"]}
     small = resolve(spec_from_dict(doc), sweep.panel)
     per_call, t_one = timed_run(small, f"{tmp}/ray-b1", executor="ray", batch_size=1)
     batched, t_batched = timed_run(small, f"{tmp}/ray-b-auto", executor="ray")
@@ -103,12 +113,11 @@ def main() -> None:
 
     from ray import tune
 
-    doc["grid"] = {"lookback": {"start": 20, "stop": 30}, "band": {"linspace": [0.0, 0.02, 10]}}
+    doc["grid"] = {"lookback": {"start": 20, "stop": 24}, "band": {"linspace": [0.0, 0.02, 10]}}
     tiny = resolve(spec_from_dict(doc), sweep.panel)
     mine, t_mine = timed_run(tiny, f"{tmp}/ray-tiny", executor="ray")
 
     def trainable(config, sweep_obj):
-        grid = sweep_obj.grid
         idx = int(config["index"])
         table = evaluate_batch(sweep_obj, np.array([idx])).table
         return {"sharpe": float(table.column("sharpe")[0].as_py()), "index": idx}

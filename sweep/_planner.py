@@ -21,11 +21,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from stats import AmortizationLaw, fit_amortization
 from sweep.executors._base import BatchOutcome, Executor
 
-#: The first pilot batch; later pilots grow (x4, then x2) until one runs at least
-#: PILOT_MIN_SECONDS and 4 times the first, or the pilots reach a tenth of the work.
-#: b and the fixed in-task cost are the slope and intercept of a line through all pilots.
+#: The first pilot batch size; each round runs one pilot batch per worker at once and the
+#: size grows (x4, then x2) until a pilot runs at least PILOT_MIN_SECONDS and 4 times the
+#: shortest, or the pilots reach a tenth of the work. b and the fixed in-task cost are the
+#: slope and intercept of stats.fit_amortization through all pilots.
 PILOT_FIRST = 16
 PILOT_MIN_SECONDS = 0.3
 
@@ -156,36 +158,42 @@ def plan_batches(
     for outcome in executor.run([todo[i : i + 1] for i in range(workers)]):
         on_pilot(outcome)
     used, size, nbytes = workers, PILOT_FIRST, 0
-    budget = max(2 * PILOT_FIRST, n_todo // 10)
+    budget = max(2 * PILOT_FIRST * workers, n_todo // 10)
     while True:
-        batch = todo[used : used + size]
-        outcome = next(iter(executor.run([batch])))
-        used += batch.shape[0]
-        write_s = on_pilot(outcome)
-        compute = float(outcome.telemetry["compute_seconds"])
-        nbytes = int(outcome.result.table.nbytes)
-        pilot_rows.append(
-            {"configs": float(batch.shape[0]), "compute_seconds": compute, "write_seconds": write_s}
-        )
-        first = pilot_rows[0]["compute_seconds"]
-        long_enough = len(pilot_rows) >= 2 and compute >= max(PILOT_MIN_SECONDS, 4 * first)
-        if long_enough or used + 2 * size > budget:
+        # One pilot batch of the round's size per worker, run at once (no worker idles).
+        round_batches = [todo[used + k * size : used + (k + 1) * size] for k in range(workers)]
+        used += sum(b.shape[0] for b in round_batches)
+        for outcome in executor.run(round_batches):
+            write_s = on_pilot(outcome)
+            nbytes = max(nbytes, int(outcome.result.table.nbytes))
+            pilot_rows.append(
+                {
+                    "configs": float(outcome.indices.shape[0]),
+                    "compute_seconds": float(outcome.telemetry["compute_seconds"]),
+                    "write_seconds": write_s,
+                }
+            )
+        sizes_seen = {r["configs"] for r in pilot_rows}
+        longest = max(r["compute_seconds"] for r in pilot_rows)
+        first = min(r["compute_seconds"] for r in pilot_rows)
+        long_enough = len(sizes_seen) >= 2 and longest >= max(PILOT_MIN_SECONDS, 4 * first)
+        if long_enough or used + 2 * size * workers > budget:
             break
-        size *= 2 if len(pilot_rows) > 1 else 4
+        size *= 2 if len(sizes_seen) > 1 else 4
     sizes = np.array([r["configs"] for r in pilot_rows])
     seconds = np.array([r["compute_seconds"] for r in pilot_rows])
-    b, fixed = (
-        np.polyfit(sizes, seconds, 1) if len(pilot_rows) >= 2 else (seconds[0] / sizes[0], 0.0)
-    )
-    b = float(max(b, seconds[-1] / sizes[-1] / 4))  # a noisy fit must not make b vanish
+    if len(set(sizes.tolist())) >= 2:
+        fit = fit_amortization(sizes, seconds)
+        b, fixed = fit.marginal, fit.overhead
+    else:
+        b, fixed = float(seconds.sum() / sizes.sum()), 0.0
+    b = float(max(b, seconds.max() / sizes.max() / 4))  # a noisy fit must not make b vanish
     fixed = float(max(fixed, 0.0))
-    write_s = pilot_rows[-1]["write_seconds"]
+    write_s = float(np.median([r["write_seconds"] for r in pilot_rows]))
     transport = executor.measure_overhead(nbytes)
     driver_write = write_s if workers == 1 else 0.0
     overhead = transport + fixed + driver_write
-    law = (
-        settings.target_efficiency * overhead / (b * (1 - settings.target_efficiency))
-    )  # TODO-stats
+    law = AmortizationLaw(overhead, b).batch_for_fraction(settings.target_efficiency)
     remaining = todo[used:]
     size, clamps = clamp_batch(law, remaining.shape[0], workers, b, settings)
     plan = BatchPlan(
