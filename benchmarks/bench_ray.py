@@ -67,7 +67,9 @@ def main() -> None:
     # Cluster start-up excluded: start both workers and load the compiled kernels first.
     warm = spec.to_dict()
     warm["grid"] = {"lookback": [20, 21], "band": [0.0, 0.01]}
-    run_sweep(resolve(spec_from_dict(warm), sweep.panel), f"{tmp}/warm", executor="ray", progress=False)
+    run_sweep(
+        resolve(spec_from_dict(warm), sweep.panel), f"{tmp}/warm", executor="ray", progress=False
+    )
     evaluate_batch(sweep, np.arange(4))
     t_local = t_auto = np.inf
     for rep in range(3):  # alternate, keep the best of each (a shared, noisy machine)
@@ -115,7 +117,7 @@ def main() -> None:
 
     doc["grid"] = {"lookback": {"start": 20, "stop": 24}, "band": {"linspace": [0.0, 0.02, 10]}}
     tiny = resolve(spec_from_dict(doc), sweep.panel)
-    mine, t_mine = timed_run(tiny, f"{tmp}/ray-tiny", executor="ray")
+    _mine, t_mine = timed_run(tiny, f"{tmp}/ray-tiny", executor="ray")
 
     def trainable(config, sweep_obj):
         idx = int(config["index"])
@@ -132,7 +134,9 @@ def main() -> None:
     t_tune = time.perf_counter() - t0
     tune_sharpe = {r.metrics["index"]: r.metrics["sharpe"] for r in grid}
     frame = load_results(f"{tmp}/ray-tiny").set_index("grid_index")
-    agree = all(np.isclose(frame.loc[i, "sharpe"], s, rtol=0, atol=0) for i, s in tune_sharpe.items())
+    agree = all(
+        np.isclose(frame.loc[i, "sharpe"], s, rtol=0, atol=0) for i, s in tune_sharpe.items()
+    )
     out["ray_tune"] = {
         "configs": len(tiny.grid),
         "tune_seconds": t_tune,

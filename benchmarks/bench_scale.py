@@ -62,7 +62,9 @@ print(json.dumps({"parts": len(checks), "todo": int(todo.shape[0]),
 
 
 def run(code: str, *args: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -75,8 +77,17 @@ def main() -> None:
         large = run(DRIVER, "2000", f"{tmp}/s1m", "1.0")
         partial = run(DRIVER, "2000", f"{tmp}/p1m", "0.9")
         planning = run(PLAN, f"{tmp}/p1m")
-    print(json.dumps({"sweep_100k": small, "sweep_1m": large, "partial_1m": partial,
-                      "resume_planning_1m": planning}, indent=2))
+    print(
+        json.dumps(
+            {
+                "sweep_100k": small,
+                "sweep_1m": large,
+                "partial_1m": partial,
+                "resume_planning_1m": planning,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

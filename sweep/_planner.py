@@ -3,8 +3,11 @@
 Every task pays a fixed overhead ``O`` and each config costs ``b``; the batch that reaches a
 fraction ``f`` of the achievable speedup is ``B*(f) = f O / (b (1 - f))``. After a warm-up
 task per worker (imports, compiled kernels), the planner measures ``O`` on the executor:
-no-op round trips carrying a result of the real size, plus the fixed in-task cost and, for
-the in-process executor, the driver's part write, which runs in series with the work. It
+no-op round trips carrying a result of the real size, plus the fixed in-task cost. The
+driver writes one part per task: in-process that write runs in series with the work and is
+added to ``O``; with ``W`` parallel workers a task finishes every ``(O + bB) / W`` seconds,
+so ``O`` is raised to at least ``W`` times the write time to keep the driver from becoming
+the bottleneck. It
 measures ``b`` from pilot batches of growing sizes (whose results are kept), then clamps
 ``B``: at least ``min_tasks_per_worker`` tasks per worker (load balance, little lost per
 preemption) and at most ``max_task_seconds`` per task.
@@ -191,8 +194,11 @@ def plan_batches(
     fixed = float(max(fixed, 0.0))
     write_s = float(np.median([r["write_seconds"] for r in pilot_rows]))
     transport = executor.measure_overhead(nbytes)
-    driver_write = write_s if workers == 1 else 0.0
-    overhead = transport + fixed + driver_write
+    driver_write = write_s
+    if workers == 1:  # in-process: the driver's part write runs in series with the work
+        overhead = transport + fixed + driver_write
+    else:  # the driver writes one part per task while W workers compute: it must keep up
+        overhead = max(transport + fixed, workers * driver_write)
     law = AmortizationLaw(overhead, b).batch_for_fraction(settings.target_efficiency)
     remaining = todo[used:]
     size, clamps = clamp_batch(law, remaining.shape[0], workers, b, settings)

@@ -1,15 +1,20 @@
 """``sweep bench amortization``: per-call against batched task times, and the law's fit.
 
-One worker (one task at a time) runs, for every batch size B of the grid, ``reps`` tasks
-of B configs (batched) and B tasks of one config each (per call), timing each task from
-submission to result on the driver. ``T = O + bB`` (batched) and ``O + a`` (per call) are
-fitted jointly by :func:`stats.fit_amortization`, and the measured speedup
-``S(B) = per-call time / batched time`` is set against the fitted law. The planner's own
-estimate (its pilot batches and no-op probe) is measured on the same worker to compare.
+Tasks run one at a time on the driver's node (each asks for all of its CPUs) but are
+streamed two in flight, as a sweep streams them to each worker, so dispatch overlaps the
+previous task. Each task's time is its *service time*, ``end - max(submit, end of the
+previous task)``, the quantity the report fits to the telemetry of real runs; the first
+task of each stream is dropped (it pays the pipeline's fill latency). For every batch
+size B of the grid, ``reps`` tasks of B configs run (batched); one stream of single-config
+tasks gives the per-call time. ``T = O + bB`` (batched) and ``O + a`` (per call) are
+fitted jointly by :func:`stats.fit_amortization`, and the measured speedup ``S(B)`` (B
+single-config task times over one B-config task time) is set against the fitted law. The
+planner's own estimate (its pilot batches and no-op probe) is measured to compare.
 """
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from dataclasses import dataclass
@@ -23,7 +28,7 @@ from sweep._planner import PlannerSettings, plan_batches
 from sweep._spec import ResolvedSweep
 from sweep.bench._workload import workload_indices
 from sweep.errors import SweepError
-from sweep.executors._ray import RayExecutor
+from sweep.executors._ray import RayExecutor, _evaluate_task
 
 
 @dataclass(frozen=True)
@@ -35,9 +40,10 @@ class AmortizationSettings:
     batch_sizes : tuple of int
         Batch sizes B (at least two distinct).
     reps : int
-        Batched tasks per B (their median is plotted).
+        Batched tasks timed per B (their median is plotted).
     planner_configs : int
-        Configs offered to the planner for its pilot batches (0: skip the comparison).
+        Configs offered to the planner for its pilot batches (0: skip the comparison; the
+        planner needs at least 128).
     seed : int
         Seed of the sample of grid positions evaluated.
     """
@@ -48,17 +54,80 @@ class AmortizationSettings:
     seed: int = 0
 
 
-def _timed_task(executor: RayExecutor, indices: NDArray[np.int64]) -> tuple[float, float]:
-    """Driver-side seconds from submission to result of one task, and its compute time."""
+def _exclusive_task() -> Any:
+    """The evaluation task, pinned to the driver's node and asking for all of its CPUs."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    node = ray.get_runtime_context().get_node_id()
+    cpus = next(
+        (n["Resources"].get("CPU", 1.0) for n in ray.nodes() if n["NodeID"] == node),  # type: ignore[no-untyped-call]
+        1.0,
+    )
+    return ray.remote(_evaluate_task).options(
+        num_cpus=cpus,
+        max_retries=0,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
+    )
+
+
+def _stream(
+    task: Any, sweep_ref: Any, batches: list[NDArray[np.int64]], in_flight: int = 2
+) -> tuple[list[float], float]:
+    """Run batches one at a time, ``in_flight`` submitted ahead.
+
+    Returns the service seconds of every task but the first, and the stream's wall time.
+    """
+    import ray
+
     start = time.perf_counter()
-    outcome = next(iter(executor.run([indices])))
-    return time.perf_counter() - start, float(outcome.telemetry["compute_seconds"])
+    pending: dict[Any, float] = {}
+    done: list[tuple[float, float]] = []
+    source = iter(batches)
+    while True:
+        while len(pending) < in_flight:
+            batch = next(source, None)
+            if batch is None:
+                break
+            pending[task.remote(sweep_ref, batch)] = time.time()
+        if not pending:
+            break
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            submitted = pending.pop(ref)
+            _, info = ray.get(ref)
+            done.append((submitted, float(info["end_time"])))
+    wall = time.perf_counter() - start
+    done.sort(key=lambda d: d[1])
+    services = [end - max(sub, prev_end) for (_, prev_end), (sub, end) in itertools.pairwise(done)]
+    return services, wall
 
 
 def _planner_estimate(executor: RayExecutor, sweep: ResolvedSweep, n: int) -> dict[str, Any]:
     todo = np.arange(min(n, len(sweep.grid)), dtype=np.int64)
     plan, _ = plan_batches(executor, todo, None, lambda outcome: 0.0, PlannerSettings())
     return plan.to_dict()
+
+
+def _fit(sizes: list[int], batched: list[dict[str, Any]], singles: list[float]) -> dict[str, Any]:
+    x = np.concatenate([np.full(len(row["seconds"]), float(row["batch"])) for row in batched])
+    y = np.array([s for row in batched for s in row["seconds"]])
+    try:
+        f = fit_amortization(x, y, per_call_seconds=np.array(singles))
+    except SweepError as exc:
+        return {"available": False, "reason": str(exc)}
+    law = f.law
+    return {
+        "available": True,
+        "overhead_seconds": f.overhead,
+        "per_config_seconds": f.marginal,
+        "per_call_config_seconds": f.per_call_marginal,
+        "r_squared": f.r_squared,
+        "ridge_batch": law.ridge,
+        "batch_for_90pct": law.batch_for_fraction(0.9),
+        "batch_for_99pct": law.batch_for_fraction(0.99),
+        "ceiling_speedup": law.ceiling,
+    }
 
 
 def measure_amortization(sweep: ResolvedSweep, settings: AmortizationSettings) -> dict[str, Any]:
@@ -74,37 +143,41 @@ def measure_amortization(sweep: ResolvedSweep, settings: AmortizationSettings) -
     Returns
     -------
     dict
-        ``batched`` and ``per_call`` timings per B, ``speedup`` measured per B, ``fit``
-        (O, b, a, R², ridge O/b, B*(0.9), B*(0.99), ceiling), ``planner`` (its plan) and
-        ``comparison`` (planner / fitted ratios).
+        ``batched`` (service seconds of each timed task per B, their median) and
+        ``per_call`` (sum of B single-config task times) per B, ``speedup`` measured per B,
+        ``fit`` (O, b, a, R², ridge O/b, B*(0.9), B*(0.99), ceiling), ``planner`` (its
+        plan) and ``comparison`` (planner over fitted).
     """
     sizes = sorted({int(b) for b in settings.batch_sizes})
-    pool = workload_indices(len(sweep.grid), max(sizes), settings.seed)
-    executor = RayExecutor(workers=1)
-    executor.start(sweep)
-    try:
-        _timed_task(executor, pool[:1])  # warm-up: worker start, imports, JIT compilation
-        _timed_task(executor, pool)
-        batched: list[dict[str, Any]] = []
-        for b in sizes:
-            runs = [_timed_task(executor, pool[:b]) for _ in range(settings.reps)]
-            walls = [w for w, _ in runs]
-            batched.append(
-                {
-                    "batch": b,
-                    "seconds": walls,
-                    "median": float(statistics.median(walls)),
-                    "compute_median": float(statistics.median(c for _, c in runs)),
-                }
-            )
-        singles = [_timed_task(executor, pool[i : i + 1])[0] for i in range(max(sizes))]
-        planner = (
-            _planner_estimate(executor, sweep, settings.planner_configs)
-            if settings.planner_configs
-            else None
+    top = max(sizes)
+    # per call: B single-config tasks cost the sum of B single-task times
+    pool = workload_indices(len(sweep.grid), top, settings.seed)
+    import ray
+
+    task = _exclusive_task()
+    sweep_ref = ray.put(sweep)
+    _stream(task, sweep_ref, [pool[:1], pool])  # warm-up: worker start, imports, JIT
+    batched: list[dict[str, Any]] = []
+    for b in sizes:
+        services, wall = _stream(task, sweep_ref, [pool[:b]] * (settings.reps + 1))
+        batched.append(
+            {
+                "batch": b,
+                "seconds": services,
+                "median": float(statistics.median(services)),
+                "stream_wall_seconds": wall,
+            }
         )
-    finally:
-        executor.close()
+    singles, _ = _stream(task, sweep_ref, [pool[i : i + 1] for i in range(max(top, 2) + 1)])
+    del sweep_ref
+    planner = None
+    if settings.planner_configs:
+        executor = RayExecutor(workers=1)
+        executor.start(sweep)
+        try:
+            planner = _planner_estimate(executor, sweep, settings.planner_configs)
+        finally:
+            executor.close()
     per_call: list[dict[str, Any]] = [
         {"batch": b, "seconds": float(sum(singles[:b]))} for b in sizes
     ]
@@ -112,25 +185,7 @@ def measure_amortization(sweep: ResolvedSweep, settings: AmortizationSettings) -
         {"batch": b, "speedup": pc["seconds"] / bt["median"]}
         for b, pc, bt in zip(sizes, per_call, batched, strict=True)
     ]
-    x = np.repeat(np.array(sizes, dtype=np.float64), settings.reps)
-    y = np.array([s for row in batched for s in row["seconds"]])
-    fit: dict[str, Any]
-    try:
-        f = fit_amortization(x, y, per_call_seconds=np.array(singles))
-        law = f.law
-        fit = {
-            "available": True,
-            "overhead_seconds": f.overhead,
-            "per_config_seconds": f.marginal,
-            "per_call_config_seconds": f.per_call_marginal,
-            "r_squared": f.r_squared,
-            "ridge_batch": law.ridge,
-            "batch_for_90pct": law.batch_for_fraction(0.9),
-            "batch_for_99pct": law.batch_for_fraction(0.99),
-            "ceiling_speedup": law.ceiling,
-        }
-    except SweepError as exc:
-        fit = {"available": False, "reason": str(exc)}
+    fit = _fit(sizes, batched, singles)
     comparison = None
     if planner is not None and fit["available"] and planner.get("overhead_seconds"):
         comparison = {
@@ -147,14 +202,13 @@ def measure_amortization(sweep: ResolvedSweep, settings: AmortizationSettings) -
         "workers": 1,
         "reps": settings.reps,
         "batch_sizes": sizes,
-        "method": "one task at a time on one worker; batched: reps tasks of B configs; per "
-        "call: B tasks of 1 config; seconds from submission to result on the driver",
+        "method": "one task at a time on the driver's node, streamed two in flight as a "
+        "sweep streams to a worker; task time = service time (end - max(submit, previous "
+        "end)), first task of each stream dropped; batched: reps tasks of B configs; per "
+        "call: single-config tasks",
         "batched": batched,
         "per_call": per_call,
-        "per_call_single": {
-            "median": float(statistics.median(singles)),
-            "tasks": len(singles),
-        },
+        "per_call_single": {"median": float(statistics.median(singles)), "tasks": len(singles)},
         "speedup": speedup,
         "fit": fit,
         "planner": planner,

@@ -333,7 +333,12 @@ def testing_blocks(
     """Section 5 and the verdict."""
     blocks: list[Block] = [Heading(2, "5. Multiple testing")]
     if not d.get("available"):
-        return [*blocks, Paragraph(_unavailable(d))]
+        return [
+            *blocks,
+            Paragraph(_unavailable(d)),
+            Heading(3, "Verdict"),
+            Paragraph("No verdict: no config finished with status ok.", "neutral"),
+        ]
     eff = d.get("effective_n") or {}
     ret = d["returns"]
     rows = [

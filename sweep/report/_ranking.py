@@ -198,7 +198,7 @@ def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any
     """
     frame = ok_results(run)
     params = run.param_names
-    if options.heatmap_metric not in run.results.columns:
+    if not run.results.empty and options.heatmap_metric not in run.results.columns:
         raise SweepError(
             f"heatmap metric: unknown column {options.heatmap_metric!r}."
             + close_matches(options.heatmap_metric, run.results.columns)

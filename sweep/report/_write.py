@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from sweep._fs import is_uri
 from sweep.report._build import Report
@@ -28,7 +29,8 @@ class ReportFiles:
 def default_out_dir(run_dir: str) -> Path:
     """``RUN_DIR/report`` for a local run folder, ``./report-<name>`` for a URI."""
     if is_uri(run_dir):
-        name = run_dir.rstrip("/").rsplit("/", 1)[-1] or "run"
+        path = urlsplit(run_dir).path.rstrip("/")
+        name = path.rsplit("/", 1)[-1] or urlsplit(run_dir).netloc or "run"
         return Path(f"report-{name}")
     return Path(run_dir) / "report"
 

@@ -33,7 +33,9 @@ def test_cli_default_out_is_inside_the_run_folder(runs):
 
 
 def test_cli_bad_input_exits_2_with_one_paragraph(runs, tmp_path):
-    proc = sweep("report", str(runs["complete"]), "--out", str(tmp_path), "--heatmap", "band,lookbak")
+    proc = sweep(
+        "report", str(runs["complete"]), "--out", str(tmp_path), "--heatmap", "band,lookbak"
+    )
     assert proc.returncode == 2
     assert "'lookbak' is not a grid parameter" in proc.stderr and "Traceback" not in proc.stderr
     proc = sweep("report", str(tmp_path / "nothing"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import json
 import re
@@ -86,7 +87,10 @@ def fake_bench(folder):
     """Benchmark results as `sweep bench` writes them (made up, no Ray needed)."""
     sizes = [1, 2, 4, 8, 16, 32, 64]
     o, b = 0.008, 0.0004
-    batched = [{"batch": s, "seconds": [o + b * s] * 2, "median": o + b * s, "compute_median": b * s} for s in sizes]
+    batched = [
+        {"batch": s, "seconds": [o + b * s] * 2, "median": o + b * s, "compute_median": b * s}
+        for s in sizes
+    ]
     per_call = [{"batch": s, "seconds": s * (o + b)} for s in sizes]
     write_bench(
         {
@@ -94,7 +98,10 @@ def fake_bench(folder):
             "batch_sizes": sizes,
             "batched": batched,
             "per_call": per_call,
-            "speedup": [{"batch": s, "speedup": pc["seconds"] / bt["median"]} for s, pc, bt in zip(sizes, per_call, batched)],
+            "speedup": [
+                {"batch": s, "speedup": pc["seconds"] / bt["median"]}
+                for s, pc, bt in zip(sizes, per_call, batched, strict=True)
+            ],
             "fit": {
                 "available": True,
                 "overhead_seconds": o,
@@ -106,12 +113,23 @@ def fake_bench(folder):
                 "batch_for_99pct": 0.99 * o / (b * 0.01),
                 "ceiling_speedup": 1 + o / b,
             },
-            "planner": {"overhead_seconds": 0.006, "per_config_seconds": 0.0005, "law_batch": 1188.0},
+            "planner": {
+                "overhead_seconds": 0.006,
+                "per_config_seconds": 0.0005,
+                "law_batch": 1188.0,
+            },
             "comparison": None,
         },
         folder,
     )
-    points = [{"workers": p, "seconds": [1.0], "throughput": 100.0 * p / (1 + 0.1 * (p - 1) + 0.02 * p * (p - 1))} for p in range(1, 7)]
+    points = [
+        {
+            "workers": p,
+            "seconds": [1.0],
+            "throughput": 100.0 * p / (1 + 0.1 * (p - 1) + 0.02 * p * (p - 1)),
+        }
+        for p in range(1, 7)
+    ]
     write_bench(
         {
             "kind": "scaling",
@@ -121,7 +139,15 @@ def fake_bench(folder):
             "batch_size": 64,
             "tasks": 24,
             "points": points,
-            "fit": {"available": True, "sigma": 0.1, "kappa": 0.02, "gamma": 100.0, "peak_workers": 6.7, "peak_throughput": 260.0, "r_squared": 1.0},
+            "fit": {
+                "available": True,
+                "sigma": 0.1,
+                "kappa": 0.02,
+                "gamma": 100.0,
+                "peak_workers": 6.7,
+                "peak_throughput": 260.0,
+                "r_squared": 1.0,
+            },
         },
         folder,
     )
@@ -131,7 +157,7 @@ def test_scaling_section_uses_bench_results(runs, tmp_path):
     bench = tmp_path / "bench"
     fake_bench(bench)
     assert (bench / "amortization.png").is_file() and (bench / "scaling.json").is_file()
-    report = build_report(runs["complete"], FAST.__class__(**{**FAST.__dict__, "bench_dir": str(bench)}))
+    report = build_report(runs["complete"], dataclasses.replace(FAST, bench_dir=str(bench)))
     scaling = report.data["scaling"]
     assert scaling["available"] is True and scaling["source"] == str(bench)
     assert scaling["amortization"]["fit"]["ridge_batch"] == pytest.approx(20.0)

@@ -26,7 +26,7 @@ MD_HEADINGS = (
 
 @pytest.mark.parametrize("name", ["complete", "partial", "resumed", "failing"])
 def test_every_section_is_in_json_markdown_and_html(reports, name):
-    report, files = reports[name]
+    _, files = reports[name]
     doc = json.loads(files.json.read_text())
     for section in SECTIONS:
         assert section in doc, section
@@ -146,7 +146,7 @@ def test_heatmap_axes_can_be_chosen_and_are_checked(runs):
     options = ReportOptions(progress=False, heatmap=("band", "lookback"), spa_max_configs=5)
     hm = build_report(runs["complete"], options).data["results"]["heatmap"]
     assert (hm["x"], hm["y"], hm["chosen"]) == ("band", "lookback", "--heatmap")
-    with pytest.raises(SweepError, match="'lokback' is not a grid parameter.*'lookback'"):
+    with pytest.raises(SweepError, match=r"'lokback' is not a grid parameter.*'lookback'"):
         build_report(runs["complete"], ReportOptions(progress=False, heatmap=("lokback", "band")))
     assert parse_heatmap("band, lookback") == ("band", "lookback")
     with pytest.raises(SweepError, match="--heatmap"):
@@ -174,7 +174,9 @@ def test_multiple_testing_section(reports):
     assert corr["tests"] == 60 and corr["holm"] <= corr["benjamini_hochberg"] <= corr["raw"]
     assert mt["spa"]["available"] is True and 0.0 <= mt["spa"]["pvalue"] <= 1.0
     assert mt["spa"]["configs"] == 20 and mt["spa"]["sampled"] is True
-    assert len(mt["expected_max_curve"]["n"]) == len(mt["expected_max_curve"]["expected_max_sharpe"])
+    assert len(mt["expected_max_curve"]["n"]) == len(
+        mt["expected_max_curve"]["expected_max_sharpe"]
+    )
 
 
 def test_returns_are_sampled_above_the_cap(runs):
@@ -196,3 +198,19 @@ def test_report_json_is_stable_across_builds(runs):
 def test_default_output_folder():
     assert str(default_out_dir("runs/x")) == "runs/x/report"
     assert str(default_out_dir("s3://bucket/prefix/momentum-demo/")) == "report-momentum-demo"
+
+
+def test_a_run_folder_without_results_still_gets_a_report(tmp_path):
+    from sweep import resolve, spec_from_dict
+    from sweep._store import RunStore
+    from sweep.report import write_report
+    from tests.helpers import small_spec_dict
+
+    RunStore(tmp_path / "run").create(resolve(spec_from_dict(small_spec_dict())))
+    report = build_report(tmp_path / "run", FAST)
+    assert report.data["integrity"]["configs"]["done"] == 0
+    assert report.data["results"]["available"] is False
+    assert report.data["multiple_testing"]["available"] is False
+    assert report.data["verdict"] is None and report.figures == {}
+    files = write_report(report, tmp_path / "out")
+    assert "No verdict" in files.markdown.read_text()
