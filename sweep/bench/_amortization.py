@@ -104,8 +104,12 @@ def _stream(
 
 
 def _planner_estimate(executor: RayExecutor, sweep: ResolvedSweep, n: int) -> dict[str, Any]:
+    """The planner's plan for ``n`` configs on this cluster (or the error it raised)."""
     todo = np.arange(min(n, len(sweep.grid)), dtype=np.int64)
-    plan, _ = plan_batches(executor, todo, None, lambda outcome: 0.0, PlannerSettings())
+    try:
+        plan, _ = plan_batches(executor, todo, None, lambda outcome: 0.0, PlannerSettings())
+    except SweepError as exc:
+        return {"error": f"the planner failed: {exc}"}
     return plan.to_dict()
 
 
@@ -172,7 +176,7 @@ def measure_amortization(sweep: ResolvedSweep, settings: AmortizationSettings) -
     del sweep_ref
     planner = None
     if settings.planner_configs:
-        executor = RayExecutor(workers=1)
+        executor = RayExecutor()  # every worker, as a sweep on this cluster would plan
         executor.start(sweep)
         try:
             planner = _planner_estimate(executor, sweep, settings.planner_configs)

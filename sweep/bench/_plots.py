@@ -146,7 +146,11 @@ def plot_scaling(data: dict[str, Any]) -> bytes:
     ax.set_ylim(0, 1.25 * float(x.max()))
     ax.set_xlabel("workers p (tasks in flight)")
     ax.set_ylabel("throughput (configs/s)")
-    ax.set_title(f"Scaling on {data.get('cluster_cpus')} CPU(s)")
+    cores = (data.get("cluster") or {}).get("driver_host_cpus")
+    ax.set_title(
+        f"Scaling on {data.get('cluster_cpus')} Ray CPU(s)"
+        + (f" (driver host: {cores} cores)" if cores else "")
+    )
     ax.legend(fontsize=8)
     return png_bytes(fig)
 

@@ -128,7 +128,9 @@ def bench_table(result: dict[str, Any]) -> Table:
                 f"B*(0.9) = {fit['batch_for_90pct']:.0f}, B*(0.99) = {fit['batch_for_99pct']:.0f}"
             )
             planner = result.get("planner") or {}
-            if planner.get("overhead_seconds") is not None:
+            if planner.get("error"):
+                table.caption += f"; {planner['error']}"
+            elif planner.get("overhead_seconds") is not None:
                 table.caption += (
                     f"; planner: O = {_ms(planner['overhead_seconds'])}, "
                     f"b = {_ms(planner['per_config_seconds'])}, B*(0.99) = "

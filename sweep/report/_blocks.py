@@ -76,6 +76,8 @@ def num(value: Any, digits: int = 4) -> str:
     if isinstance(value, float):
         if value != value:
             return "–"
+        if abs(value) < 1e-100:  # a fit's zero arrives as a denormal
+            return "0"
         if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
             return f"{value:.{digits}g}"
         return f"{value:,.{digits}g}" if abs(value) >= 1e4 else f"{value:.{digits}g}"

@@ -577,7 +577,9 @@ def scaling_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
             else _unavailable(fit)
         )
         planner = a.get("planner") or {}
-        if planner.get("overhead_seconds") is not None:
+        if planner.get("error"):
+            text += f"; {planner['error']}"
+        elif planner.get("overhead_seconds") is not None:
             text += (
                 f"; the planner estimated O = {seconds(planner['overhead_seconds'])}, "
                 f"b = {seconds(planner['per_config_seconds'])}, B*(0.99) = "

@@ -136,6 +136,7 @@ def recompute_returns(
         return None, rows, info
     finite = np.isfinite(returns).all(axis=1)
     returns, rows = returns[finite], rows[finite]
+    info["configs"] = len(rows)
     t = returns.shape[1]
     path = path_statistics(returns, int(run.manifest["identity"]["metrics"]["pbo_blocks"]))
     again = moments_from_path(path, t).sharpe

@@ -214,3 +214,42 @@ def test_a_run_folder_without_results_still_gets_a_report(tmp_path):
     assert report.data["verdict"] is None and report.figures == {}
     files = write_report(report, tmp_path / "out")
     assert "No verdict" in files.markdown.read_text()
+
+
+def test_moved_data_leaves_the_naive_count_to_judge_by(tmp_path):
+    import pandas as pd
+
+    from sweep import run_sweep, spec_from_dict, synthetic_panel
+    from tests.helpers import small_spec_dict
+
+    panel = synthetic_panel(years=4)
+    prices = tmp_path / "prices.csv"
+    pd.DataFrame(
+        panel.close, index=pd.DatetimeIndex(panel.dates), columns=list(panel.assets)
+    ).to_csv(prices, index_label="date")
+    run_sweep(
+        spec_from_dict(small_spec_dict(data={"path": str(prices)})),
+        tmp_path / "run",
+        progress=False,
+    )
+    prices.unlink()
+    mt = build_report(tmp_path / "run", FAST).data["multiple_testing"]
+    assert (
+        mt["returns"]["recomputed"] is False
+        and "cannot rebuild the sweep" in mt["returns"]["reason"]
+    )
+    assert mt["effective_n"] is None and mt["deflation"]["effective"] is None
+    assert mt["deflation"]["naive"]["dsr"] is not None
+    assert mt["spa"] == {"available": False, "reason": "returns were not recomputed"}
+    assert mt["pbo"]["available"] is True  # from the stored block statistics
+
+
+def test_spa_is_skipped_without_arch(runs, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "arch" else real(name, *a)
+    )
+    mt = build_report(runs["complete"], FAST).data["multiple_testing"]
+    assert mt["spa"] == {"available": False, "reason": "the optional package arch is not installed"}
