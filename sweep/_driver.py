@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from sweep._environment import environment
 from sweep._planner import BatchPlan, PlannerSettings, plan_batches
 from sweep._progress import SweepProgress
 from sweep._results import results_hash
@@ -158,6 +159,7 @@ def run_sweep(
                 "pid": os.getpid(),
                 "engine_version": ENGINE_VERSION,
                 "executor": exe.name,
+                "environment": environment(),
                 "status": "running",
                 "took_over_lock": lock["took_over"],
             }

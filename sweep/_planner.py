@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from stats import AmortizationLaw, fit_amortization
+from sweep.errors import StatsInputError
 from sweep.executors._base import BatchOutcome, Executor
 
 #: The first pilot batch size; each round runs one pilot batch per worker at once and the
@@ -52,6 +53,7 @@ class BatchPlan:
     source: str
     overhead_seconds: float = math.nan
     transport_seconds: float = math.nan
+    probe_seconds: float = math.nan
     fixed_in_task_seconds: float = math.nan
     driver_write_seconds: float = math.nan
     per_config_seconds: float = math.nan
@@ -169,10 +171,13 @@ def plan_batches(
         for outcome in executor.run(round_batches):
             write_s = on_pilot(outcome)
             nbytes = max(nbytes, int(outcome.result.table.nbytes))
+            tel = outcome.telemetry
+            round_trip = tel["received_time"] - tel["submit_time"] - tel["compute_seconds"]
             pilot_rows.append(
                 {
                     "configs": float(outcome.indices.shape[0]),
-                    "compute_seconds": float(outcome.telemetry["compute_seconds"]),
+                    "compute_seconds": float(tel["compute_seconds"]),
+                    "round_trip_overhead_seconds": float(round_trip),
                     "write_seconds": write_s,
                 }
             )
@@ -185,15 +190,19 @@ def plan_batches(
         size *= 2 if len(sizes_seen) > 1 else 4
     sizes = np.array([r["configs"] for r in pilot_rows])
     seconds = np.array([r["compute_seconds"] for r in pilot_rows])
-    if len(set(sizes.tolist())) >= 2:
+    try:
         fit = fit_amortization(sizes, seconds)
         b, fixed = fit.marginal, fit.overhead
-    else:
+    except StatsInputError:  # one size only, or noise made the slope non-positive
         b, fixed = float(seconds.sum() / sizes.sum()), 0.0
     b = float(max(b, seconds.max() / sizes.max() / 4))  # a noisy fit must not make b vanish
     fixed = float(max(fixed, 0.0))
     write_s = float(np.median([r["write_seconds"] for r in pilot_rows]))
-    transport = executor.measure_overhead(nbytes)
+    # Transport: no-op probes carrying a result of the real size, or the pilots' own round
+    # trips beyond their compute (submit to result in hand), whichever is larger.
+    probe = executor.measure_overhead(nbytes)
+    trips = [r["round_trip_overhead_seconds"] for r in pilot_rows]
+    transport = max(probe, float(np.median(trips)))
     driver_write = write_s
     if workers == 1:  # in-process: the driver's part write runs in series with the work
         overhead = transport + fixed + driver_write
@@ -207,6 +216,7 @@ def plan_batches(
         source="auto (amortization law)",
         overhead_seconds=overhead,
         transport_seconds=transport,
+        probe_seconds=probe,
         fixed_in_task_seconds=fixed,
         driver_write_seconds=driver_write,
         per_config_seconds=b,

@@ -18,7 +18,8 @@ from sweep.errors import SpecError
 class BatchOutcome:
     """A finished batch: its grid positions, its result and its task's telemetry.
 
-    ``telemetry`` holds ``submit_time``, ``start_time``, ``end_time`` (epoch seconds),
+    ``telemetry`` holds ``submit_time``, ``start_time``, ``end_time``, ``received_time``
+    (when the driver had the result; epoch seconds),
     ``compute_seconds``, ``n_configs``, ``worker`` (pid), ``node`` and ``attempt``.
     """
 

@@ -58,6 +58,7 @@ class LocalExecutor:
                     "submit_time": submit,
                     "start_time": submit,
                     "end_time": end,
+                    "received_time": end,
                     "compute_seconds": result.compute_seconds,
                     "n_configs": int(indices.shape[0]),
                     "worker": str(os.getpid()),

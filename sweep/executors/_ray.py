@@ -96,6 +96,7 @@ class RayExecutor:
         self.noop_delay = noop_delay
         self._owns_ray = False
         self._workers = 1
+        self._cluster_cpus = 1
         self._sweep_ref: Any = None
         self._pending: dict[Any, tuple[NDArray[np.int64], float]] = {}
 
@@ -119,6 +120,7 @@ class RayExecutor:
                 ) from exc
             self._owns_ray = True
         cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
+        self._cluster_cpus = max(1, cpus)
         self._workers = max(1, min(cpus, self.requested_workers or cpus))
         self._task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(
             _evaluate_task
@@ -149,7 +151,8 @@ class RayExecutor:
         """Per-task overhead O (worker-seconds): pipelined no-ops returning ``result_bytes``.
 
         Each round submits ``8 * workers`` no-op tasks at once and waits for all; O is
-        ``workers * elapsed / tasks``, the median over ``rounds`` rounds after a warm-up.
+        ``cluster_cpus * elapsed / tasks`` (the probes may run on every CPU of the
+        cluster), the median over ``rounds`` rounds after a warm-up.
         """
         import ray
 
@@ -159,7 +162,7 @@ class RayExecutor:
         for _ in range(rounds):
             t0 = time.perf_counter()
             ray.get([self._noop.remote(result_bytes, self.noop_delay) for _ in range(n)])
-            samples.append(self._workers * (time.perf_counter() - t0) / n)
+            samples.append(self._cluster_cpus * (time.perf_counter() - t0) / n)
         return float(statistics.median(samples))
 
     def run(self, batches: Iterable[NDArray[np.int64]]) -> Iterator[BatchOutcome]:
@@ -191,6 +194,7 @@ class RayExecutor:
                     ) from exc
                 telemetry = {
                     "submit_time": submitted,
+                    "received_time": time.time(),
                     "n_configs": int(indices.shape[0]),
                     "compute_seconds": result.compute_seconds,
                     **info,

@@ -2,59 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-import platform
-import subprocess
-from pathlib import Path
 from typing import Any
 
+from sweep._environment import git_commit, library_versions
 from sweep.report._load import RunData
-
-#: Libraries whose versions the report records (those installed).
-LIBRARIES = ("numpy", "pandas", "pyarrow", "scipy", "numba", "ray", "matplotlib", "arch")
-
-
-def git_commit(path: Path | None = None) -> str | None:
-    """Return ``git rev-parse HEAD`` of the checkout holding ``path``, or None.
-
-    Parameters
-    ----------
-    path : Path, optional
-        A folder inside the checkout; default: the folder above the ``sweep`` package (an
-        editable install or a source checkout).
-
-    Returns
-    -------
-    str or None
-        The 40-hex commit, or None when the code is not in a git checkout (an installed
-        wheel) or git is unavailable.
-    """
-    root = path or Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return None
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = proc.stdout.strip()
-    return commit if proc.returncode == 0 and len(commit) == 40 else None
-
-
-def library_versions() -> dict[str, str | None]:
-    """Python's and each library's installed version (None when not installed)."""
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for name in LIBRARIES:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 def identity_section(run: RunData) -> dict[str, Any]:
@@ -87,6 +38,9 @@ def identity_section(run: RunData) -> dict[str, Any]:
             {str(s.get("engine_version")) for s in sessions if s.get("engine_version")}
         ),
         "root_seed": ident.get("root_seed"),
+        "session_environments": [
+            {"session": s.get("id"), **(s.get("environment") or {})} for s in sessions
+        ],
         "metrics": ident.get("metrics", manifest["spec"].get("metrics", {})),
         "grid": manifest["grid"],
         "code": {

@@ -101,7 +101,8 @@ def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_loca
         assert plan.law_batch == pytest.approx(law)
     # The measured O grows by at least the injected delay (it is in worker-seconds; a loaded
     # machine adds more), and B*(f) grows with it: O/b sets the batch.
-    t = {d: p.transport_seconds for d, p in plans.items()}
+    t = {d: p.probe_seconds for d, p in plans.items()}
+    assert all(p.transport_seconds >= p.probe_seconds for p in plans.values())
     assert t[0.02] - t[0.0] > 0.8 * 0.02
     assert t[0.08] - t[0.02] > 0.8 * 0.06
     assert plans[0.08].law_batch > 2 * plans[0.02].law_batch > 2 * plans[0.0].law_batch
