@@ -27,7 +27,7 @@ def git_commit(path: Path | None = None) -> str | None:
         The 40-hex commit, or None when the code is not in a git checkout (an installed
         wheel) or git is unavailable.
     """
-    root = path or Path(__file__).resolve().parents[2]
+    root = path or Path(__file__).resolve().parents[1]
     if not (root / ".git").exists():
         return None
     try:
