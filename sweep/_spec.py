@@ -261,7 +261,8 @@ def load_data(spec: SweepSpec) -> Panel:
     """Load the panel a spec names (the synthetic default or a file)."""
     if spec.data.source == "synthetic":
         return synthetic_panel(seed=spec.data.seed, years=spec.data.years)
-    assert spec.data.path is not None  # checked by spec_from_dict
+    if not spec.data.path:
+        raise SpecError("data.path: required when data.source = 'file'")
     return load_panel(spec.data.path)
 
 

@@ -46,7 +46,8 @@ class LocalExecutor:
 
     def run(self, batches: Iterable[NDArray[np.int64]]) -> Iterator[BatchOutcome]:
         """Evaluate each batch as it is drawn from ``batches``."""
-        assert self._sweep is not None, "start() first"
+        if self._sweep is None:
+            raise RuntimeError("LocalExecutor.run() called before start()")
         for indices in batches:
             submit = time.time()
             result = evaluate_batch(self._sweep, indices)

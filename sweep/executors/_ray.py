@@ -147,16 +147,16 @@ class RayExecutor:
             "ray_version": ray.__version__,
         }
 
-    def measure_overhead(self, result_bytes: int, rounds: int = 5) -> float:
+    def measure_overhead(self, result_bytes: int, rounds: int = 3) -> float:
         """Per-task overhead O (worker-seconds): pipelined no-ops returning ``result_bytes``.
 
-        Each round submits ``8 * workers`` no-op tasks at once and waits for all; O is
+        Each round submits ``4 * cluster_cpus`` no-op tasks at once and waits for all; O is
         ``cluster_cpus * elapsed / tasks`` (the probes may run on every CPU of the
         cluster), the median over ``rounds`` rounds after a warm-up.
         """
         import ray
 
-        n = 8 * self._workers
+        n = 4 * self._cluster_cpus
         ray.get([self._noop.remote(result_bytes, self.noop_delay) for _ in range(n)])
         samples = []
         for _ in range(rounds):
