@@ -55,7 +55,8 @@ def load_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
         One row per config: ``config_id``, ``grid_index``, the parameters, ``status``,
         ``error`` and the metrics; the index is a plain RangeIndex.
     """
-    return results_table(run_dir).to_pandas()
+    frame: pd.DataFrame = results_table(run_dir).to_pandas()
+    return frame
 
 
 def results_hash(run_dir: str | os.PathLike[str]) -> str:

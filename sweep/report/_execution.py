@@ -179,7 +179,7 @@ def _lanes(tasks: pd.DataFrame) -> list[dict[str, Any]]:
     for (session, lane), g in tasks.groupby(["session", "lane"], sort=True):
         out.append(
             {
-                "session": int(session),
+                "session": int(session),  # type: ignore[call-overload]
                 "lane": str(lane),
                 "node": str(g["node"].iloc[0]),
                 "worker": str(g["worker"].iloc[0]),

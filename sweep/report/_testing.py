@@ -135,7 +135,7 @@ def recompute_returns(
         info.update({"recomputed": False, "reason": f"cannot rebuild the sweep: {exc}"})
         return None, rows, info
     finite = np.isfinite(returns).all(axis=1)
-    returns, rows = returns[finite], rows[finite]
+    returns, rows = returns[finite], rows.loc[np.asarray(finite, dtype=bool).tolist()]
     info["configs"] = len(rows)
     t = returns.shape[1]
     path = path_statistics(returns, int(run.manifest["identity"]["metrics"]["pbo_blocks"]))
