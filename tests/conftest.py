@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -74,3 +78,51 @@ def ray_local(ray_env):  # type: ignore[no-untyped-def]
     assert_loopback_only()
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def s3_server():  # type: ignore[no-untyped-def]
+    """An S3-compatible server (moto) on loopback with a bucket ``sweeps``; yields host:port."""
+    if shutil.which("moto_server") is None:
+        pytest.skip("moto[server] is not installed (test extra)")
+    import pyarrow.fs as pafs
+
+    env = {
+        "AWS_ACCESS_KEY_ID": "test",
+        "AWS_SECRET_ACCESS_KEY": "test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    server = subprocess.Popen(
+        ["moto_server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        pafs.S3FileSystem(
+            endpoint_override=f"127.0.0.1:{port}",
+            scheme="http",
+            region="us-east-1",
+            allow_bucket_creation=True,
+        ).create_dir("sweeps")
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

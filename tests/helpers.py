@@ -49,3 +49,24 @@ def write_spec(path: Path, doc: dict[str, Any]) -> Path:
             lines.extend(f"{kk} = {value(vv)}" for kk, vv in v.items())
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+class StopAfter:
+    """A local executor that runs only the first ``n`` batches (a session cut short)."""
+
+    name = "local"
+
+    def __init__(self, n: int) -> None:
+        from sweep.executors._local import LocalExecutor
+
+        self._inner, self._n = LocalExecutor(), n
+        self.workers = 1
+
+    def __getattr__(self, item):
+        return getattr(self._inner, item)
+
+    def run(self, batches):
+        for k, outcome in enumerate(self._inner.run(batches)):
+            yield outcome
+            if k + 1 >= self._n:
+                return

@@ -6,7 +6,7 @@ import pytest
 
 from sweep import run_sweep, spec_from_dict
 from sweep.report import ReportOptions, build_report, write_report
-from tests.helpers import small_spec_dict
+from tests.helpers import StopAfter, small_spec_dict
 
 #: Small samples keep arch's SPA fast in tests.
 FAST = ReportOptions(progress=False, spa_max_configs=20, spa_reps=50)
@@ -16,27 +16,6 @@ RAISING = small_spec_dict(
     strategy={"name": "tests.strategies_for_tests:Raising"},
     grid={"lookback": {"start": 5, "stop": 45}, "band": [0.0, 0.01]},
 )
-
-
-class StopAfter:
-    """A local executor that runs only the first ``n`` batches (a session cut short)."""
-
-    name = "local"
-
-    def __init__(self, n: int) -> None:
-        from sweep.executors._local import LocalExecutor
-
-        self._inner, self._n = LocalExecutor(), n
-        self.workers = 1
-
-    def __getattr__(self, item):
-        return getattr(self._inner, item)
-
-    def run(self, batches):
-        for k, outcome in enumerate(self._inner.run(batches)):
-            yield outcome
-            if k + 1 >= self._n:
-                return
 
 
 @pytest.fixture(scope="session")

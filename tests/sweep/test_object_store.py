@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-
-import pytest
 
 from sweep import results_hash, run_sweep, spec_from_dict
 from sweep._store import RunStore
@@ -26,57 +22,10 @@ def _doc():
     )
 
 
-@pytest.fixture(scope="module")
-def s3_server():
-    if shutil.which("moto_server") is None:
-        pytest.skip("moto[server] is not installed (test extra)")
-    import pyarrow.fs as pafs
-
-    env = {
-        "AWS_ACCESS_KEY_ID": "test",
-        "AWS_SECRET_ACCESS_KEY": "test",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    server = subprocess.Popen(
-        ["moto_server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        pafs.S3FileSystem(
-            endpoint_override=f"127.0.0.1:{port}",
-            scheme="http",
-            region="us-east-1",
-            allow_bucket_creation=True,
-        ).create_dir("sweeps")
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def test_run_kill_resume_verify_on_s3_gives_the_local_hash(s3_server, tmp_path, monkeypatch):
     monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
     local = run_sweep(spec_from_dict(_doc()), tmp_path / "local", progress=False).table_hash
-    uri = f"s3://sweeps/runs/demo?endpoint_override={s3_server}&scheme=http&region=us-east-1"
+    uri = f"s3://sweeps/runs/{tmp_path.name}?endpoint_override={s3_server}&scheme=http&region=us-east-1"
     spec = write_spec(tmp_path / "s.toml", _doc())
     cmd = [sys.executable, "-m", "sweep"]
     env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0.02"}

@@ -17,7 +17,7 @@ import pytest
 
 from sweep import load_results, results_hash, run_sweep, spec_from_dict
 from sweep._store import RunStore
-from tests.helpers import small_spec_dict, write_spec
+from tests.helpers import StopAfter, small_spec_dict, write_spec
 
 SLOW = "tests.strategies_for_tests:SlowMomentum"
 
@@ -99,32 +99,11 @@ def test_changing_batch_size_between_sessions_keeps_the_hash(tmp_path, reference
     monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
     spec = spec_from_dict(slow_spec())
     run_dir = tmp_path / "run"
-    first = run_sweep(spec, run_dir, batch_size=11, progress=False, executor=_StopAfter(3))
+    first = run_sweep(spec, run_dir, batch_size=11, progress=False, executor=StopAfter(3))
     assert first.status == "completed" and 0 < first.done < 300
     second = run_sweep(spec, run_dir, batch_size=40, progress=False)
     assert second.computed == 300 - first.done
     assert second.table_hash == reference_hash
-
-
-class _StopAfter:
-    """A local executor that runs only the first ``n`` batches (a stand-in for a session cut short)."""
-
-    name = "local"
-
-    def __init__(self, n: int) -> None:
-        from sweep.executors._local import LocalExecutor
-
-        self._inner, self._n = LocalExecutor(), n
-        self.workers = 1
-
-    def __getattr__(self, item):
-        return getattr(self._inner, item)
-
-    def run(self, batches):
-        for k, outcome in enumerate(self._inner.run(batches)):
-            yield outcome
-            if k + 1 >= self._n:
-                return
 
 
 def test_truncated_and_altered_parts_are_named_and_only_their_configs_recomputed(
@@ -269,7 +248,10 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(tmp_path, reference_hash):
     env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0.01"}
     proc = subprocess.Popen(
         sweep_cmd("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "5", "--quiet"),
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.time() + 60
     while time.time() < deadline and len(list((run_dir / "parts").glob("part-*"))) < 3:
