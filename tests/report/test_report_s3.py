@@ -20,4 +20,4 @@ def test_report_of_a_run_on_s3_matches_the_local_one(s3_server, runs, reports, t
     )
     assert str(default_out_dir(uri)) == "report-demo"
     files = write_report(report, tmp_path / "report-demo")
-    assert files.html.is_file() and "s3://sweeps/runs/demo" in files.markdown.read_text()
+    assert files.html.is_file() and "s3://sweeps/report-test/demo" in files.markdown.read_text()
