@@ -252,6 +252,9 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(tmp_path, reference_hash):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        # A suite started in the background inherits an ignored SIGINT; a terminal's Ctrl-C
+        # reaches a driver whose SIGINT has its default disposition, so give it that.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.time() + 60
     while time.time() < deadline and len(list((run_dir / "parts").glob("part-*"))) < 3:
