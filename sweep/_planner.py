@@ -29,10 +29,10 @@ from sweep.errors import StatsInputError
 from sweep.executors._base import BatchOutcome, Executor
 
 #: The first pilot batch size; each round runs one pilot batch per worker at once and the
-#: size grows (x4, then x2) until a pilot runs at least PILOT_MIN_SECONDS and 4 times the
+#: size grows x4 each round until a pilot runs at least PILOT_MIN_SECONDS and 4 times the
 #: shortest, or the pilots reach a tenth of the work. b and the fixed in-task cost are the
 #: slope and intercept of stats.fit_amortization through all pilots.
-PILOT_FIRST = 16
+PILOT_FIRST = 32
 PILOT_MIN_SECONDS = 0.3
 
 
@@ -185,9 +185,9 @@ def plan_batches(
         longest = max(r["compute_seconds"] for r in pilot_rows)
         first = min(r["compute_seconds"] for r in pilot_rows)
         long_enough = len(sizes_seen) >= 2 and longest >= max(PILOT_MIN_SECONDS, 4 * first)
-        if long_enough or used + 2 * size * workers > budget:
+        if long_enough or used + 4 * size * workers > budget:
             break
-        size *= 2 if len(sizes_seen) > 1 else 4
+        size *= 4
     sizes = np.array([r["configs"] for r in pilot_rows])
     seconds = np.array([r["compute_seconds"] for r in pilot_rows])
     try:
