@@ -188,8 +188,11 @@ def plan_batches(
         if long_enough or used + 4 * size * workers > budget:
             break
         size *= 4
-    sizes = np.array([r["configs"] for r in pilot_rows])
-    seconds = np.array([r["compute_seconds"] for r in pilot_rows])
+    # The fastest pilot of each size: a cold worker or a noisy neighbour only slows a task.
+    all_sizes = np.array([r["configs"] for r in pilot_rows])
+    all_seconds = np.array([r["compute_seconds"] for r in pilot_rows])
+    sizes = np.unique(all_sizes)
+    seconds = np.array([all_seconds[all_sizes == s].min() for s in sizes])
     try:
         fit = fit_amortization(sizes, seconds)
         b, fixed = fit.marginal, fit.overhead
