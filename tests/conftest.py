@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -83,8 +83,9 @@ def ray_local(ray_env):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def s3_server():  # type: ignore[no-untyped-def]
     """An S3-compatible server (moto) on loopback with a bucket ``sweeps``; yields host:port."""
-    if shutil.which("moto_server") is None:
-        pytest.skip("moto[server] is not installed (test extra)")
+    # moto's server from THIS interpreter's environment (a moto_server found on PATH may
+    # belong to another Python with another moto).
+    pytest.importorskip("moto.server", reason="moto[server] is not installed (test extra)")
     import pyarrow.fs as pafs
 
     env = {
@@ -100,7 +101,7 @@ def s3_server():  # type: ignore[no-untyped-def]
     port = sock.getsockname()[1]
     sock.close()
     server = subprocess.Popen(
-        ["moto_server", "-H", "127.0.0.1", "-p", str(port)],
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
