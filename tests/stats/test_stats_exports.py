@@ -5,14 +5,15 @@ from __future__ import annotations
 import stats
 
 EXPECTED = {
-    "BLOCK_METHODS",
     "AmortizationFit",
     "AmortizationLaw",
+    "BLOCK_METHODS",
     "BlockStats",
     "DeflatedSharpe",
     "EffectiveTrials",
     "MultipleTestingSummary",
     "PBOResult",
+    "PathStatistics",
     "ReturnMoments",
     "SPAResult",
     "USLFit",
@@ -31,7 +32,9 @@ EXPECTED = {
     "holm_adjust",
     "min_track_record_length",
     "minimum_backtest_length",
+    "moments_from_path",
     "multiple_testing_summary",
+    "path_statistics",
     "pbo_from_block_stats",
     "probabilistic_sharpe_ratio",
     "probability_of_backtest_overfitting",
@@ -45,8 +48,8 @@ EXPECTED = {
 
 
 def test_statistics_api_is_exported() -> None:
-    # A subset check: other stats modules (e.g. the row kernels) add their own names.
-    assert set(stats.__all__) >= EXPECTED
+    # The public API, pinned: adding or removing a name is a deliberate change here too.
+    assert set(stats.__all__) == EXPECTED
     assert len(set(stats.__all__)) == len(stats.__all__)
 
 
