@@ -11,6 +11,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from stats._row_kernel import path_statistics
 from stats._validation import FloatArray, as_float_array, as_int, check_choice, input_error
 
 PBOMetric = Literal["sharpe", "mean"]
@@ -142,17 +143,16 @@ def block_statistics(performance: ArrayLike, n_blocks: int = 16) -> BlockStats:
     """
     m = as_float_array("performance", performance, ndim=2)
     s = _check_n_blocks(n_blocks)
-    t, n = m.shape
+    t = m.shape[0]
     if t < s:
         raise input_error(f"performance: expected at least n_blocks = {s} periods (rows), got {t}")
-    length = t // s
-    dropped = t - s * length
-    rows = np.ascontiguousarray(m[dropped:].T).reshape(n, s, length)
+    # The block sums the engine stores with every config: one definition, the row kernel.
+    path = path_statistics(np.ascontiguousarray(m.T), s)
     return BlockStats(
-        counts=np.full(s, length, dtype=np.int64),
-        sums=rows.sum(axis=2),
-        sums_sq=(rows * rows).sum(axis=2),
-        rows_dropped=dropped,
+        counts=np.full(s, path.block_count, dtype=np.int64),
+        sums=path.block_sum,
+        sums_sq=path.block_sumsq,
+        rows_dropped=t - s * path.block_count,
     )
 
 

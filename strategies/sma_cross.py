@@ -128,9 +128,10 @@ class SmaCross:
     - ``turnover``: the absolute change of the invested weight at the close that ends the
       period: 1.0 in an entry or exit period (0 -> 1 or 1 -> 0), else 0.0. A trade is thus
       recorded in the same period as its fee (at the end of the period, where vectorbt books
-      it). This differs from :func:`strategies._protocol.signed_positions_output` (momentum,
-      wma_trend), which books a trade made at close ``t`` and its cost in period ``t + 1``;
-      here it is booked in period ``t`` so that the equity matches vectorbt's at every close.
+      it). This differs from :func:`strategies._protocol.signed_positions_output` (wma_trend;
+      momentum does the same), which books a trade made at close ``t`` and its cost in
+      period ``t + 1``; here it is booked in period ``t`` so that the equity matches
+      vectorbt's at every close.
     - ``n_trades``: entries plus exits (position changes; a round trip counts 2, a position
       still open at the end counts 1); equals ``turnover.sum(axis=1)``.
 

@@ -16,7 +16,6 @@ preemption) and at most ``max_task_seconds`` per task.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -231,9 +230,3 @@ def plan_batches(
     )
     return plan, remaining
 
-
-def timed(fn: Callable[[], object]) -> float:
-    """Seconds taken by ``fn()``."""
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0

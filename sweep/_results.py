@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from sweep._store import RunStore
-from sweep._table_hash import hash_columns, sort_by_config_id
+from sweep._table_hash import hash_columns
 from sweep.errors import RunFolderError
 
 
@@ -32,13 +31,23 @@ def results_table(run_dir: str | os.PathLike[str]) -> pa.Table:
     """
     store = RunStore(run_dir)
     store.read_manifest()  # a clear error if this is not a run folder
-    table = sort_by_config_id(store.read_results())
-    ids = table.column("config_id").to_numpy(zero_copy_only=False)
-    if ids.shape[0] > 1:
-        keep = np.concatenate([[True], ids[1:] != ids[:-1]])
-        if not keep.all():
-            table = table.filter(pa.array(keep))
-    return table
+    table = store.read_results()
+    return table.take(canonical_order(table.column("config_id")))
+
+
+def canonical_order(ids: pa.ChunkedArray) -> pa.Array:
+    """Row positions that sort ``config_id`` ascending, keeping one row per id.
+
+    A config found in two parts (possible only after a crash between a part's write and the
+    driver's bookkeeping) has identical rows; the first is kept.
+    """
+    order = pc.sort_indices(ids)
+    sorted_ids = ids.take(order).combine_chunks()
+    if len(sorted_ids) > 1:
+        repeats = pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, len(sorted_ids) - 1))
+        if pc.any(repeats).as_py():
+            order = order.filter(pa.concat_arrays([pa.array([True]), pc.invert(repeats)]))
+    return order
 
 
 def load_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
@@ -73,15 +82,7 @@ def results_hash(run_dir: str | os.PathLike[str]) -> str:
     if not paths:
         raise RunFolderError(f"run folder {store.location!r} has no results yet")
     dataset = ds.dataset(paths, format="parquet", filesystem=filesystem)
-    ids = dataset.to_table(columns=["config_id"]).column(0)
-    order = pc.sort_indices(ids)
-    sorted_ids = ids.take(order).combine_chunks()
-    if len(sorted_ids) > 1:
-        repeats = pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, len(sorted_ids) - 1))
-        if pc.any(repeats).as_py():
-            keep = pa.concat_arrays([pa.array([True]), pc.invert(repeats)])
-            order = order.filter(keep)
-    del ids, sorted_ids
+    order = canonical_order(dataset.to_table(columns=["config_id"]).column(0))
     names = dataset.schema.names
 
     def columns() -> Iterator[tuple[str, pa.ChunkedArray]]:
