@@ -1,6 +1,6 @@
 """Evaluate the two example grids through the Python API (no CLI, no run folder).
 
-    python examples/python_api.py
+python examples/python_api.py
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ for name in ("momentum.toml", "sma_cross.toml"):
     frame = table.to_pandas().sort_values("sharpe", ascending=False)
     best = frame.iloc[0]
     params = {n: best[n].item() for n in sweep.grid.names}
-    print(f"{name}: {len(frame):,} configs in {seconds:.1f} s; best {params} "
-          f"annualised Sharpe {best['sharpe_ann']:.3f}")
+    print(
+        f"{name}: {len(frame):,} configs in {seconds:.1f} s; best {params} "
+        f"annualised Sharpe {best['sharpe_ann']:.3f}"
+    )
 
 # The same, checkpointed and resumable, in a run folder:
 summary = run_sweep(load_spec(HERE / "sma_cross.toml"), "runs/sma-cross-demo", progress=False)

@@ -8,11 +8,22 @@ Bad inputs raise :class:`sweep.errors.StatsInputError` (a ``ValueError``).
 """
 
 from stats._amortization import AmortizationFit, AmortizationLaw, fit_amortization
-from stats._bootstrap import (
-    BLOCK_METHODS,
-    block_starts_and_lengths,
-    bootstrap_pvalue,
-    bootstrap_sharpe,
+from stats._bootstrap import BLOCK_METHODS, block_starts_and_lengths
+from stats._data_snooping import (
+    ConfigNullStats,
+    DataSnoopingResult,
+    NullSummary,
+    ResampleDraws,
+    StepMResult,
+    centred_resample_means,
+    config_null_stats,
+    consistent_threshold,
+    data_snooping_tests,
+    implied_number_of_trials,
+    merge_null_summaries,
+    stepm,
+    summarize_null,
+    sweep_wide_pvalue,
 )
 from stats._effective_trials import EffectiveTrials, effective_number_of_trials
 from stats._moments import (
@@ -24,11 +35,9 @@ from stats._moments import (
 )
 from stats._multiple_comparison import (
     MultipleTestingSummary,
-    SPAResult,
     benjamini_hochberg_adjust,
     holm_adjust,
     multiple_testing_summary,
-    spa_test,
 )
 from stats._pbo import (
     BlockStats,
@@ -60,20 +69,26 @@ __all__ = [
     "AmortizationFit",
     "AmortizationLaw",
     "BlockStats",
+    "ConfigNullStats",
+    "DataSnoopingResult",
     "DeflatedSharpe",
     "EffectiveTrials",
     "MultipleTestingSummary",
+    "NullSummary",
     "PBOResult",
     "PathStatistics",
+    "ResampleDraws",
     "ReturnMoments",
-    "SPAResult",
+    "StepMResult",
     "USLFit",
     "annualised_sharpe",
     "benjamini_hochberg_adjust",
     "block_starts_and_lengths",
     "block_statistics",
-    "bootstrap_pvalue",
-    "bootstrap_sharpe",
+    "centred_resample_means",
+    "config_null_stats",
+    "consistent_threshold",
+    "data_snooping_tests",
     "deflated_sharpe_ratio",
     "effective_number_of_trials",
     "expected_max_sharpe",
@@ -81,6 +96,8 @@ __all__ = [
     "fit_usl",
     "gustafson_speedup",
     "holm_adjust",
+    "implied_number_of_trials",
+    "merge_null_summaries",
     "min_track_record_length",
     "minimum_backtest_length",
     "moments_from_path",
@@ -91,7 +108,9 @@ __all__ = [
     "probability_of_backtest_overfitting",
     "return_moments",
     "sharpe_ratio",
-    "spa_test",
+    "stepm",
+    "summarize_null",
+    "sweep_wide_pvalue",
     "task_efficiency",
     "usl_peak_workers",
     "usl_throughput",

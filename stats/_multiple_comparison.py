@@ -1,25 +1,18 @@
-"""Multiple-testing corrections (Holm, Benjamini-Hochberg) and a peer: arch's SPA and StepM."""
+"""Multiple-testing corrections of per-config p-values: Holm and Benjamini-Hochberg."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from stats._validation import (
     FloatArray,
     as_float,
     as_float_array,
-    as_int,
-    check_choice,
     input_error,
 )
-
-ArchBootstrap = Literal["stationary", "circular", "moving block"]
-ARCH_BOOTSTRAPS: tuple[str, ...] = ("stationary", "circular", "moving block")
 
 
 def _pvalues(pvalues: ArrayLike) -> FloatArray:
@@ -195,160 +188,4 @@ def multiple_testing_summary(pvalues: ArrayLike, alpha: float = 0.05) -> Multipl
         n_bh=n_bh,
         holm_adjusted=holm_adjust(p),
         bh_adjusted=benjamini_hochberg_adjust(p),
-    )
-
-
-@dataclass(frozen=True)
-class SPAResult:
-    """Hansen's SPA test and Romano-Wolf StepM on a set of configs, via ``arch``.
-
-    Attributes
-    ----------
-    pvalue_lower : float
-        SPA p-value with the lower (most liberal) null re-centring.
-    pvalue_consistent : float
-        SPA p-value with Hansen's consistent re-centring (the one to report).
-    pvalue_upper : float
-        SPA p-value with the upper re-centring (White's Reality Check).
-    superior : ndarray of int64
-        Row indices of the configs StepM finds superior to the zero benchmark at
-        ``alpha`` (family-wise), sorted.
-    n_series : int
-        Number of configs tested.
-    n_obs : int
-        Number of periods.
-    alpha : float
-        StepM level.
-    block_size : int
-        Bootstrap block length.
-    reps : int
-        Bootstrap replications.
-    bootstrap : str
-        Bootstrap scheme passed to arch.
-    """
-
-    pvalue_lower: float
-    pvalue_consistent: float
-    pvalue_upper: float
-    superior: NDArray[np.int64]
-    n_series: int
-    n_obs: int
-    alpha: float
-    block_size: int
-    reps: int
-    bootstrap: str
-
-
-def _import_arch_bootstrap() -> Any:
-    try:
-        return importlib.import_module("arch.bootstrap")
-    except ImportError as exc:
-        raise input_error(
-            "spa_test: the optional package 'arch' is not installed; install it with "
-            "`pip install arch` (or the raysweep[peers] extra)"
-        ) from exc
-
-
-def spa_test(
-    returns: ArrayLike,
-    *,
-    block_size: int,
-    reps: int = 1000,
-    bootstrap: ArchBootstrap = "stationary",
-    alpha: float = 0.05,
-    seed: int | np.random.Generator = 0,
-) -> SPAResult:
-    """Superior predictive ability of N configs over a zero benchmark (arch SPA + StepM).
-
-    Parameters
-    ----------
-    returns : array_like, shape (n_series, n_periods)
-        Per-period returns of each config, one series per ROW (as everywhere in
-        :mod:`stats` except PBO). Must be finite.
-    block_size : int
-        Bootstrap block length (mean length for the stationary bootstrap).
-    reps : int, default 1000
-        Bootstrap replications.
-    bootstrap : {"stationary", "circular", "moving block"}
-        Block scheme, passed to arch.
-    alpha : float, default 0.05
-        Family-wise level of StepM.
-    seed : int or numpy.random.Generator, default 0
-        Randomness for arch's bootstraps (SPA and StepM each get a generator spawned
-        from it).
-
-    Returns
-    -------
-    SPAResult
-
-    Raises
-    ------
-    StatsInputError
-        If arch is not installed, or on invalid input.
-
-    Notes
-    -----
-    arch works with LOSSES, lower is better, in a (periods, models) layout. Here the loss
-    of config i at period t is ``-returns[i, t]`` and the benchmark's loss is 0, so the
-    null is "no config has a positive expected return" and the statistic is the
-    studentised mean return. Unlike :func:`bootstrap_pvalue` (one null per config, no
-    multiplicity control), SPA tests the best config against the whole family and StepM
-    controls the family-wise error rate. arch is imported lazily; it is an optional
-    extra (``raysweep[peers]``).
-
-    References
-    ----------
-    .. [1] Hansen, P. R. (2005). "A test for superior predictive ability". Journal of
-       Business and Economic Statistics 23(4), 365-380.
-    .. [2] Romano, J. P. and Wolf, M. (2005). "Stepwise multiple testing as formalized
-       data snooping". Econometrica 73(4), 1237-1282.
-    .. [3] Sheppard, K. et al. arch: ARCH models and bootstrap in Python,
-       ``arch.bootstrap.SPA`` and ``arch.bootstrap.StepM``.
-    """
-    x = as_float_array("returns", returns, ndim=2)
-    n, t = x.shape
-    if n < 1 or t < 2:
-        raise input_error(
-            f"returns: expected at least 1 series of at least 2 periods, got shape {x.shape}"
-        )
-    size = as_int("block_size", block_size, minimum=1)
-    if size > t:
-        raise input_error(f"block_size: expected at most n_periods = {t}, got {size}")
-    n_reps = as_int("reps", reps, minimum=1)
-    check_choice("bootstrap", bootstrap, ARCH_BOOTSTRAPS)
-    level = as_float("alpha", alpha)
-    if not 0.0 < level < 1.0:
-        raise input_error(f"alpha: expected a level in (0, 1), got {alpha!r}")
-    if not isinstance(seed, np.random.Generator):
-        seed = as_int("seed", seed, minimum=0)
-    spa_rng, stepm_rng = np.random.default_rng(seed).spawn(2)
-
-    ab = _import_arch_bootstrap()
-    losses = -np.ascontiguousarray(x.T)
-    benchmark = np.zeros(t)
-    spa = ab.SPA(benchmark, losses, block_size=size, reps=n_reps, bootstrap=bootstrap, seed=spa_rng)
-    spa.compute()
-    pv = spa.pvalues
-    stepm = ab.StepM(
-        benchmark,
-        losses,
-        size=level,
-        block_size=size,
-        reps=n_reps,
-        bootstrap=bootstrap,
-        seed=stepm_rng,
-    )
-    stepm.compute()
-    superior = np.sort(np.asarray([int(i) for i in stepm.superior_models], dtype=np.int64))
-    return SPAResult(
-        pvalue_lower=float(pv["lower"]),
-        pvalue_consistent=float(pv["consistent"]),
-        pvalue_upper=float(pv["upper"]),
-        superior=superior,
-        n_series=n,
-        n_obs=t,
-        alpha=level,
-        block_size=size,
-        reps=n_reps,
-        bootstrap=bootstrap,
     )

@@ -238,6 +238,8 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
     out.print(f"configs: {report['done']:,} / {report['total']:,}", highlight=False)
     if report["table_hash"]:
         out.print(f"table hash: {report['table_hash']}", highlight=False)
+    if report["null_summary_hash"]:
+        out.print(f"null summary hash: {report['null_summary_hash']}", highlight=False)
 
 
 @app.command()
@@ -304,6 +306,12 @@ def strategies() -> None:
     out.print(table)
 
 
+def _check_alpha(value: float) -> float:
+    if not 0.0 < value < 1.0:
+        raise typer.BadParameter(f"expected a level strictly between 0 and 1, got {value:g}")
+    return value
+
+
 @app.command()
 def report(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
@@ -324,6 +332,14 @@ def report(
             "--bench", help="Folder of sweep bench results (default: RUN_DIR/bench, runs/bench)."
         ),
     ] = None,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha",
+            callback=_check_alpha,
+            help="Level of the sweep-wide tests, StepM and the verdict (0 < alpha < 1).",
+        ),
+    ] = 0.05,
     quiet: QuietOpt = False,
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html."""
@@ -340,6 +356,7 @@ def report(
         top_k=top,
         heatmap=parse_heatmap(heatmap),
         bench_dir=None if bench_dir is None else str(bench_dir),
+        alpha=alpha,
         progress=not quiet,
     )
     built = build_report(run_dir, options)

@@ -15,15 +15,23 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from stats import NullSummary, ResampleDraws, merge_null_summaries, summarize_null
 from strategies import StrategyOutput
-from sweep._identity import BOOTSTRAP_STREAM, STRATEGY_STREAM, config_ids, config_stream
-from sweep._metrics import FLOAT_METRICS, INT_METRICS, MetricSettings, block_columns, config_metrics
+from sweep._benchmark import benchmark_returns
+from sweep._identity import STRATEGY_STREAM, config_ids, config_stream
+from sweep._metrics import (
+    FLOAT_METRICS,
+    INT_METRICS,
+    MetricSettings,
+    block_columns,
+    config_metrics,
+    shared_draws,
+)
+from sweep._null_summary import with_summary
 from sweep._spec import ResolvedSweep
 
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
-KEY_COLUMNS = ("config_id", "grid_index")
-STATUS_COLUMNS = ("status", "error")
 
 
 def metric_settings(sweep: ResolvedSweep) -> MetricSettings:
@@ -31,6 +39,16 @@ def metric_settings(sweep: ResolvedSweep) -> MetricSettings:
     m = sweep.spec.metrics
     return MetricSettings(
         m.periods_per_year, m.bootstrap_reps, m.block_length, m.bootstrap_method, m.pbo_blocks
+    )
+
+
+def sweep_draws(sweep: ResolvedSweep) -> ResampleDraws | None:
+    """The sweep's shared bootstrap draws (None when ``bootstrap_reps = 0``)."""
+    m = sweep.spec.metrics
+    if not m.bootstrap_reps:
+        return None
+    return shared_draws(
+        sweep.spec.seed, sweep.n_returns, m.block_length, m.bootstrap_reps, m.bootstrap_method
     )
 
 
@@ -171,30 +189,40 @@ def config_returns(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[
 SUB_BATCH = 64
 
 
-def _evaluate_rows(
-    sweep: ResolvedSweep, idx: NDArray[np.int64]
-) -> tuple[dict[str, Any], list[str | None]]:
+@dataclass(frozen=True)
+class _Rows:
+    data: dict[str, Any]
+    errors: list[str | None]
+    summary: NullSummary | None
+
+
+def _evaluate_rows(sweep: ResolvedSweep, idx: NDArray[np.int64]) -> _Rows:
     params = sweep.grid.params_at(idx)
     ids = config_ids_at(sweep, params)
-    root = sweep.spec.seed
-    strategy_rngs = _LazyGenerators(root, ids)
-    reps = sweep.spec.metrics.bootstrap_reps
-    boot_rngs = (
-        [np.random.default_rng(config_stream(root, c, BOOTSTRAP_STREAM)) for c in ids]
-        if reps
-        else []
-    )
-    output, errors = _run_strategy(sweep, params, strategy_rngs)
-    metrics = config_metrics(output, boot_rngs, metric_settings(sweep))
+    output, errors = _run_strategy(sweep, params, _LazyGenerators(sweep.spec.seed, ids))
+    bench = benchmark_returns(sweep.spec.metrics.benchmark, sweep.panel)
+    metrics = config_metrics(output, bench, sweep_draws(sweep), metric_settings(sweep))
+    cols = metrics.columns
     failed = np.array([e is not None for e in errors])
     if failed.any():
-        for col in metrics.values():
+        for col in cols.values():
             col[failed] = np.nan if col.dtype.kind == "f" else 0
+    summary = None
+    if metrics.centred is not None:
+        ok = ~failed
+        summary = summarize_null(
+            idx[ok],
+            np.asarray(cols["excess_mean"], dtype=np.float64)[ok],
+            np.asarray(cols["excess_std"], dtype=np.float64)[ok],
+            metrics.centred[ok],
+            sweep.n_returns,
+            sweep.spec.metrics.stepm_top_k,
+        )
     data: dict[str, Any] = {"config_id": ids, "grid_index": idx, **params}
     data["status"] = [STATUS_ERROR if e else STATUS_OK for e in errors]
     data["error"] = errors
-    data.update(metrics)
-    return data, errors
+    data.update(cols)
+    return _Rows(data, errors, summary)
 
 
 def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchResult:
@@ -213,19 +241,24 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
         One row per index, in the order given. A config whose evaluation raises gets
         ``status = "error"``, the exception in ``error``, NaN float metrics and zero counts;
         the other configs of its batch are unaffected (a failing sub-batch is re-run config by
-        config to isolate the failures).
+        config to isolate the failures). When the sweep bootstraps, the table's schema
+        metadata carries the batch's null summary (:mod:`sweep._null_summary`).
     """
     start = time.perf_counter()
     idx = np.asarray(indices, dtype=np.int64)
     schema = results_schema(sweep)
     tables = []
     errors: list[str | None] = []
+    summaries: list[NullSummary] = []
     for lo in range(0, idx.shape[0], SUB_BATCH):
-        data, errs = _evaluate_rows(sweep, idx[lo : lo + SUB_BATCH])
-        errors += errs
-        arrays = [pa.array(data[f.name], type=f.type) for f in schema]
+        rows = _evaluate_rows(sweep, idx[lo : lo + SUB_BATCH])
+        errors += rows.errors
+        if rows.summary is not None:
+            summaries.append(rows.summary)
+        arrays = [pa.array(rows.data[f.name], type=f.type) for f in schema]
         tables.append(pa.Table.from_arrays(arrays, schema=schema))
     table = pa.concat_tables(tables).combine_chunks() if tables else schema.empty_table()
+    table = with_summary(table, merge_null_summaries(summaries) if summaries else None)
     first = next((e for e in errors if e), None)
     n_errors = sum(e is not None for e in errors)
     return BatchResult(table, time.perf_counter() - start, n_errors, first)

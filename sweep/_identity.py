@@ -10,8 +10,13 @@ whitespace, and every parameter value tagged with its type and written exactly:
 * ``str``  -> ``"s:<text>"``
 
 The seed of a config is ``SeedSequence(entropy=root_seed, spawn_key=<the four big-endian
-uint32 words of config_id>)``; its two children feed the strategy (if it is random) and the
-bootstrap. Nothing about batches, tasks or ordering enters either rule.
+uint32 words of config_id>)``; its child :data:`STRATEGY_STREAM` feeds the strategy (if it is
+random). Nothing about batches, tasks or ordering enters either rule.
+
+Resampling is the one deliberate exception to per-config streams: the block-bootstrap draws
+are COMMON to all configs (joint resampling, which the sweep-wide tests need), drawn from
+``SeedSequence(entropy=root_seed, spawn_key=(RESAMPLE_TAG, n_obs, block_length, method))``
+(:func:`resample_seed`), never from a config.
 """
 
 from __future__ import annotations
@@ -24,9 +29,38 @@ import numpy as np
 
 ParamValue = int | float | bool | str
 
-#: Index of the child seed sequences spawned from a config's seed.
+#: Index of the strategy's child seed sequence spawned from a config's seed.
 STRATEGY_STREAM = 0
-BOOTSTRAP_STREAM = 1
+#: First spawn-key word of the sweep's shared resampling seed (ASCII "RESM").
+RESAMPLE_TAG = 0x5245534D
+#: Spawn-key word of each block-bootstrap method in :func:`resample_seed`.
+RESAMPLE_METHODS = {"circular": 0, "stationary": 1}
+
+
+def resample_seed(
+    root_seed: int, n_obs: int, block_length: int, method: str
+) -> np.random.SeedSequence:
+    """Return the seed of the block-bootstrap draws shared by every config of a sweep.
+
+    Parameters
+    ----------
+    root_seed : int
+        The sweep's root seed.
+    n_obs : int
+        Periods of every return series.
+    block_length : int
+        Block length (circular) or mean block length (stationary).
+    method : {"circular", "stationary"}
+        Block scheme.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        ``SeedSequence(entropy=root_seed, spawn_key=(RESAMPLE_TAG, n_obs, block_length,
+        RESAMPLE_METHODS[method]))``: reserved for resampling, independent of every config.
+    """
+    key = (RESAMPLE_TAG, n_obs, block_length, RESAMPLE_METHODS[method])
+    return np.random.SeedSequence(entropy=root_seed, spawn_key=key)
 
 
 def _tag(value: object) -> str:
@@ -100,9 +134,8 @@ def config_seed(root_seed: int, config_id_hex: str) -> np.random.SeedSequence:
     Returns
     -------
     numpy.random.SeedSequence
-        ``SeedSequence(entropy=root_seed, spawn_key=words(config_id))``. Spawn children with
-        ``.spawn(2)``: index :data:`STRATEGY_STREAM` for the strategy, :data:`BOOTSTRAP_STREAM`
-        for the bootstrap.
+        ``SeedSequence(entropy=root_seed, spawn_key=words(config_id))``; its child
+        :data:`STRATEGY_STREAM` feeds a random strategy.
     """
     return np.random.SeedSequence(entropy=root_seed, spawn_key=_words(config_id_hex))
 
@@ -122,7 +155,7 @@ def config_stream(root_seed: int, config_id_hex: str, stream: int) -> np.random.
     config_id_hex : str
         The config's id.
     stream : int
-        :data:`STRATEGY_STREAM` or :data:`BOOTSTRAP_STREAM`.
+        The child's index (:data:`STRATEGY_STREAM` for the strategy).
 
     Returns
     -------

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from stats import (
+    ResampleDraws,
+    ReturnMoments,
     annualised_sharpe,
-    bootstrap_pvalue,
-    bootstrap_sharpe,
+    block_starts_and_lengths,
+    centred_resample_means,
+    config_null_stats,
     moments_from_path,
     path_statistics,
 )
 from strategies import StrategyOutput
+from sweep._identity import resample_seed
 
-#: Float metric columns, in table order.
+#: Float metric columns, in table order. ``mean`` .. ``kurtosis`` describe the config's own
+#: returns; ``excess_*``, ``omega``, ``t_stat`` and ``p_value`` its returns in excess of the
+#: spec's benchmark (what the tests use).
 FLOAT_METRICS = (
     "mean",
     "std",
@@ -28,6 +35,14 @@ FLOAT_METRICS = (
     "total_return",
     "max_drawdown",
     "turnover",
+    "excess_mean",
+    "excess_std",
+    "excess_sharpe",
+    "excess_sharpe_ann",
+    "excess_skew",
+    "excess_kurtosis",
+    "omega",
+    "t_stat",
     "p_value",
 )
 #: Integer metric columns, in table order.
@@ -53,69 +68,112 @@ class MetricSettings:
     pbo_blocks: int
 
 
+@functools.lru_cache(maxsize=4)
+def shared_draws(
+    root_seed: int, n_obs: int, block_length: int, reps: int, method: str
+) -> ResampleDraws:
+    """The block-bootstrap draws every config of a sweep is resampled on (joint resampling).
+
+    Drawn once per process (cached) from :func:`sweep._identity.resample_seed`: they depend on
+    the root seed, the number of periods, the block length, the method and the number of
+    replications, never on a config or a batch.
+    """
+    rng = np.random.default_rng(resample_seed(root_seed, n_obs, block_length, method))
+    starts, lengths = block_starts_and_lengths(rng, n_obs, block_length, reps, method)  # type: ignore[arg-type]
+    return ResampleDraws.from_blocks(n_obs, starts, lengths)
+
+
+@dataclass(frozen=True)
+class ConfigMetrics:
+    """Every metric column of a batch, and the centred resample means behind the tests.
+
+    Attributes
+    ----------
+    columns : dict of str to ndarray
+        See :func:`config_metrics`.
+    centred : ndarray of float64, shape (n, reps), or None
+        Null-centred resample means of the excess returns (None when reps = 0).
+    """
+
+    columns: dict[str, NDArray[np.generic]]
+    centred: NDArray[np.float64] | None
+
+
+def _moment_columns(prefix: str, moments: ReturnMoments, ppy: float) -> dict[str, Any]:
+    return {
+        f"{prefix}mean": moments.mean,
+        f"{prefix}std": moments.std,
+        f"{prefix}sharpe": moments.sharpe,
+        f"{prefix}sharpe_ann": annualised_sharpe(moments.sharpe, ppy),
+        f"{prefix}skew": moments.skew,
+        f"{prefix}kurtosis": moments.kurtosis,
+    }
+
+
 def config_metrics(
     output: StrategyOutput,
-    bootstrap_rngs: Sequence[np.random.Generator],
+    benchmark: NDArray[np.float64],
+    draws: ResampleDraws | None,
     settings: MetricSettings,
-) -> dict[str, NDArray[np.generic]]:
+) -> ConfigMetrics:
     """Compute every per-config metric column from a strategy's batch output.
 
     Parameters
     ----------
     output : StrategyOutput
         Returns (n, T), turnover (n, T) and trade counts (n,).
-    bootstrap_rngs : sequence of numpy.random.Generator
-        One generator per config (the config's bootstrap stream).
+    benchmark : ndarray of float64, shape (T,)
+        The benchmark's returns (:func:`sweep._benchmark.benchmark_returns`).
+    draws : ResampleDraws or None
+        The sweep's shared bootstrap draws (:func:`shared_draws`); None when reps = 0.
     settings : MetricSettings
         Periods per year, bootstrap reps/block length/method, PBO block count.
 
     Returns
     -------
-    dict of str to ndarray
-        ``n_obs``, ``mean``, ``std`` (ddof=1), ``sharpe`` (per period), ``sharpe_ann``,
-        ``skew``, ``kurtosis`` (RAW, normal = 3), ``total_return``, ``max_drawdown``,
-        ``turnover`` (mean one-way turnover per period times periods per year), ``n_trades``,
-        ``p_value`` (null-centred block bootstrap; NaN when reps = 0), ``blk_n`` and the
-        per-block ``blk_sum_XX`` / ``blk_sumsq_XX`` columns.
+    ConfigMetrics
+        Columns ``n_obs``; ``mean``, ``std`` (ddof=1), ``sharpe`` (per period),
+        ``sharpe_ann``, ``skew``, ``kurtosis`` (RAW, normal = 3) of the returns;
+        ``total_return``, ``max_drawdown``, ``turnover`` (mean one-way turnover per period
+        times periods per year), ``n_trades``; the same moments of the excess returns
+        (``excess_*``); ``omega``, ``t_stat`` and ``p_value`` from the joint resamples
+        (:func:`stats.config_null_stats`; NaN when reps = 0); ``blk_n`` and the per-block
+        ``blk_sum_XX`` / ``blk_sumsq_XX`` of the excess returns (for PBO).
 
     Notes
     -----
-    Every quantity is a reduction along one config's own row, so a row's metrics do not
-    depend on the batch it was computed in (invariant 1).
+    Every quantity is a reduction along one config's own row (the draws are shared, not
+    batch-dependent), so a row's metrics do not depend on the batch it was computed in
+    (invariant 1).
     """
     r = np.ascontiguousarray(output.returns, dtype=np.float64)
     n, t = r.shape
-    path = path_statistics(r, settings.pbo_blocks)
-    moments = moments_from_path(path, t)
-    sharpe = moments.sharpe
+    ppy = settings.periods_per_year
+    relative = bool(benchmark.any())
+    path = path_statistics(r, 0 if relative else settings.pbo_blocks)
+    excess = np.ascontiguousarray(r - benchmark[np.newaxis, :]) if relative else r
+    excess_path = path_statistics(excess, settings.pbo_blocks) if relative else path
+    excess_moments = moments_from_path(excess_path, t)
     cols: dict[str, NDArray[np.generic]] = {
-        "n_obs": moments.n_obs,
-        "mean": moments.mean,
-        "std": moments.std,
-        "sharpe": sharpe,
-        "sharpe_ann": annualised_sharpe(sharpe, settings.periods_per_year),
-        "skew": moments.skew,
-        "kurtosis": moments.kurtosis,
+        "n_obs": np.full(n, t, dtype=np.int64),
+        **_moment_columns("", moments_from_path(path, t), ppy),
         "total_return": path.total_return,
         "max_drawdown": path.max_drawdown,
-        "turnover": output.turnover.sum(axis=1) / t * settings.periods_per_year,
+        "turnover": output.turnover.sum(axis=1) / t * ppy,
         "n_trades": output.n_trades.astype(np.int64),
+        **_moment_columns("excess_", excess_moments, ppy),
     }
-    if settings.bootstrap_reps > 0:
-        boot = bootstrap_sharpe(
-            r,
-            bootstrap_rngs,
-            settings.bootstrap_reps,
-            settings.block_length,
-            settings.bootstrap_method,  # type: ignore[arg-type]
-        )
-        cols["p_value"] = bootstrap_pvalue(sharpe, boot)
+    centred = None
+    if draws is not None:
+        centred = centred_resample_means(excess, draws)
+        null = config_null_stats(excess_moments.mean, centred, t)
+        cols.update({"omega": null.omega, "t_stat": null.t_stat, "p_value": null.p_value})
     else:
-        cols["p_value"] = np.full(n, np.nan)
-    cols["blk_n"] = np.full(n, path.block_count, dtype=np.int64)
+        cols.update({k: np.full(n, np.nan) for k in ("omega", "t_stat", "p_value")})
+    cols["blk_n"] = np.full(n, excess_path.block_count, dtype=np.int64)
     sum_names, sq_names = block_columns(settings.pbo_blocks)
     for j, name in enumerate(sum_names):
-        cols[name] = np.ascontiguousarray(path.block_sum[:, j])
+        cols[name] = np.ascontiguousarray(excess_path.block_sum[:, j])
     for j, name in enumerate(sq_names):
-        cols[name] = np.ascontiguousarray(path.block_sumsq[:, j])
-    return cols
+        cols[name] = np.ascontiguousarray(excess_path.block_sumsq[:, j])
+    return ConfigMetrics(cols, centred)

@@ -229,4 +229,3 @@ def plan_batches(
         pilot=pilot_rows,
     )
     return plan, remaining
-

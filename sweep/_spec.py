@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from strategies import Param, Strategy, get_strategy
+from sweep._benchmark import check_benchmark
 from sweep._data import Panel, load_panel, panel_fingerprint, synthetic_panel
 from sweep._grid import RESERVED_KEYS, Axis, Grid, axis_from_definition
 from sweep.errors import GridError, SpecError, close_matches
@@ -53,10 +54,12 @@ class MetricOptions(_Model):
     """Options of the per-config metrics (they change results, so they are part of the spec)."""
 
     periods_per_year: float = Field(default=252.0, gt=0)
-    bootstrap_reps: int = Field(default=50, ge=0, le=100_000)
+    bootstrap_reps: int = Field(default=200, ge=0, le=100_000)
     block_length: int = Field(default=21, ge=1)
     bootstrap_method: Literal["circular", "stationary"] = "circular"
     pbo_blocks: int = Field(default=16, ge=2)
+    benchmark: str = Field(default="zero", min_length=1)
+    stepm_top_k: int = Field(default=32, ge=1, le=4096)
 
     @field_validator("periods_per_year", mode="before")
     @classmethod
@@ -369,4 +372,5 @@ def resolve(spec: SweepSpec, panel: Panel | None = None) -> ResolvedSweep:
             f"metrics.block_length: expected fewer than {n_returns} periods (the data's return "
             f"count), got {spec.metrics.block_length}"
         )
+    check_benchmark(spec.metrics.benchmark, panel)
     return ResolvedSweep(spec, strategy, grid, panel, panel_fingerprint(panel))

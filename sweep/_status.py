@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.compute as pc
 
+from sweep._null_summary import merged_summary, summary_digest
 from sweep._results import load_results, results_hash
 from sweep._store import RunStore
 from sweep.errors import SweepError, close_matches
@@ -69,7 +70,9 @@ def verify_run(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     -------
     dict
         ``good_parts`` (count), ``bad_parts`` (name and reason each), ``done``, ``total``,
-        ``table_hash`` (of the good parts, when they cover the grid).
+        ``table_hash`` (of the good parts, when they cover the grid) and
+        ``null_summary_hash`` (:func:`sweep._null_summary.summary_digest` of the merged
+        null summaries, when they cover the grid and the sweep has bootstrap replications).
     """
     store = RunStore(run_dir)
     manifest = store.read_manifest()
@@ -79,12 +82,14 @@ def verify_run(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     total = int(manifest["grid"]["size"])
     done = int(store.done_mask(total, good).sum()) if good else 0
     complete = not bad and done == total
+    summary = merged_summary(store.read_part_schema(n) for n in good) if complete else None
     return {
         "good_parts": len(good),
         "bad_parts": bad,
         "done": done,
         "total": total,
         "table_hash": results_hash(run_dir) if complete else None,
+        "null_summary_hash": summary_digest(summary) if summary is not None else None,
     }
 
 

@@ -347,6 +347,11 @@ class RunStore:
         filesystem, _ = self.fs.arrow()
         return pq.read_table(self.fs.join(PARTS, name), columns=columns, filesystem=filesystem)
 
+    def read_part_schema(self, name: str) -> pa.Schema:
+        """The schema (with its metadata) of one part, from its footer only."""
+        filesystem, _ = self.fs.arrow()
+        return pq.read_schema(self.fs.join(PARTS, name), filesystem=filesystem)
+
     def done_mask(self, n_configs: int, parts: list[str] | None = None) -> NDArray[np.bool_]:
         """Boolean array over the grid: True where a good part holds the config."""
         done = np.zeros(n_configs, dtype=bool)

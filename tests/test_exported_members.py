@@ -5,7 +5,9 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("package", ["sweep", "strategies", "stats", "sweep.executors", "sweep.report", "sweep.bench"])
+@pytest.mark.parametrize(
+    "package", ["sweep", "strategies", "stats", "sweep.executors", "sweep.report", "sweep.bench"]
+)
 def test_all_exports_exist_and_are_public(package):
     module = importlib.import_module(package)
     exported = set(module.__all__)

@@ -32,7 +32,8 @@ def summary_lines(report: Report, files: ReportFiles) -> list[str]:
     )
     testing = data["multiple_testing"]
     if testing.get("available"):
-        eff = (testing.get("effective_n") or {}).get("value")
+        sweep_wide = testing.get("sweep_wide") or {}
+        implied = (testing.get("implied_trials") or {}).get("n")
         deflation = testing.get("deflation") or {}
         dsr = {k: (v or {}).get("dsr") for k, v in deflation.items()}
         pbo = testing["pbo"].get("pbo")
@@ -41,9 +42,14 @@ def summary_lines(report: Report, files: ReportFiles) -> list[str]:
             return "n/a" if value is None else format(value, spec)
 
         lines.append(
-            f"trials:   naive N {testing['naive_n']:,}, effective N {fmt(eff, ',.1f')}; "
-            f"DSR {fmt(dsr.get('naive'), '.3f')} (naive), {fmt(dsr.get('effective'), '.3f')} "
-            f"(effective); PBO {fmt(pbo, '.3f')}"
+            f"tests:    winner's sweep-wide p {fmt(sweep_wide.get('winner_pvalue'), '.4f')}; "
+            f"SPA p {fmt(sweep_wide.get('spa_pvalue'), '.4f')}; StepM "
+            f"{fmt((sweep_wide.get('stepm') or {}).get('count'), ',')} beat the benchmark"
+        )
+        lines.append(
+            f"trials:   naive N {testing['naive_n']:,}, bootstrap-implied N "
+            f"{fmt(implied, ',.1f')}; DSR {fmt(dsr.get('naive'), '.3f')} (naive), "
+            f"{fmt(dsr.get('implied'), '.3f')} (implied); PBO {fmt(pbo, '.3f')}"
         )
     if data.get("verdict"):
         lines.append(f"verdict:  {data['verdict']['headline']}")

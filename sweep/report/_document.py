@@ -26,7 +26,7 @@ FIGURES: dict[str, dict[str, str]] = {
         "task_time_fit": "Task time against batch size, with T = O + b·B fitted.",
     },
     "results": {
-        "sharpe_histogram": "Distribution of annualised Sharpe ratios.",
+        "sharpe_histogram": "Distribution of annualised Sharpe ratios of excess returns.",
         "heatmap": "A metric over two grid axes.",
         "profile": "A metric along the grid's one varying axis.",
     },
@@ -120,6 +120,7 @@ def integrity_blocks(d: dict[str, Any]) -> list[Block]:
             f"{d['recorded_table_hash'] or '–'}"
             + ("" if match is None else (" (matches)" if match else " (DIFFERS)")),
         ),
+        ("null summary hash", d["null_summary_hash"] or "– (incomplete, or no bootstrap)"),
         ("parts", f"{parts['total']} verified: {parts['good']} good, {len(parts['bad'])} bad"),
         ("quarantined files", num(len(d["quarantined_files"]))),
         (
@@ -274,12 +275,12 @@ def results_blocks(d: dict[str, Any], grid: dict[str, Any], figures: list[str]) 
     params = [a["name"] for a in grid["axes"] if int(a["size"]) > 1] or [grid["axes"][0]["name"]]
     fixed = [f"{a['name']} = {num(a['first'])}" for a in grid["axes"] if a["name"] not in params]
     cols = [
-        "sharpe",
+        "excess_sharpe_ann",
         "sharpe_ann",
+        "t_stat",
         "p_value",
         "total_return",
         "max_drawdown",
-        "turnover",
         "n_trades",
     ]
     rows = [
@@ -303,7 +304,8 @@ def results_blocks(d: dict[str, Any], grid: dict[str, Any], figures: list[str]) 
     if s.get("count"):
         blocks.append(
             Paragraph(
-                f"Annualised Sharpe ratios of {num(s['count'])} configs: mean {num(s['mean'])}, "
+                f"Annualised Sharpe ratios of excess returns of {num(s['count'])} configs: mean "
+                f"{num(s['mean'])}, "
                 f"std {num(s['std'])}, median {num(s['quantiles']['50%'])}, range {num(s['min'])} "
                 f"to {num(s['max'])}"
                 + (
@@ -327,6 +329,157 @@ def results_blocks(d: dict[str, Any], grid: dict[str, Any], figures: list[str]) 
     return blocks
 
 
+def _dimensionality_rows(d: dict[str, Any]) -> list[tuple[str, str]]:
+    eff = d.get("dimensionality") or {}
+    ret = d["returns"]
+    if eff.get("value") is None:
+        return [("dimensionality", _unavailable(eff or ret))]
+    li_ji = eff["li_ji"] if eff["li_ji"] is not None else eff["li_ji_of_sample"]
+    galwey = eff["galwey"] if eff["galwey"] is not None else eff["galwey_of_sample"]
+    return [
+        (
+            "dimensionality",
+            f"{num(eff['value'])} — {eff.get('estimator')}; {eff.get('method')} "
+            f"({eff.get('scope')}). This is {eff['meaning']}.",
+        ),
+        (
+            "other estimators",
+            f"mean pairwise correlation {num(eff['mean_pairwise_correlation'])}; participation "
+            f"ratio without the noise-floor correction {num(eff['participation_ratio'])}, "
+            f"Nyholt {num(eff['nyholt'])}, Li-Ji {num(li_ji)}, Galwey {num(galwey)}"
+            + (f" ({eff['eigen_note']})" if eff.get("eigen_note") else ""),
+        ),
+        (
+            "returns",
+            f"{ret['sample']}; {ret['configs']:,} series of {ret['periods']:,} periods; stored "
+            f"Sharpe ratios reproduced bit for bit for {ret['sharpe_check']['identical']:,} of "
+            f"{ret['sharpe_check']['compared']:,}",
+        ),
+    ]
+
+
+def _sweep_wide_blocks(d: dict[str, Any]) -> list[Block]:
+    sw = d["sweep_wide"]
+    if not sw.get("available"):
+        return [Paragraph("Sweep-wide tests: " + _unavailable(sw))]
+    stepm = sw["stepm"]
+    rows = [
+        ("winner's sweep-wide p-value", num(sw["winner_pvalue"])),
+        ("Hansen's SPA (consistent)", num(sw["spa_pvalue"])),
+        ("White's Reality Check", num(sw["reality_check_pvalue"])),
+        (
+            "Romano-Wolf StepM",
+            f"{num(stepm['count'])} config(s) beat the benchmark at FWER {stepm['alpha']}"
+            + (
+                f" (first: {', '.join(c[:12] for c in stepm['config_ids'][:5])})"
+                if stepm["config_ids"]
+                else ""
+            ),
+        ),
+        ("replications", f"{num(sw['reps'])} joint resamples over {num(sw['configs'])} configs"),
+    ]
+    blocks: list[Block] = [KeyValues(rows), Paragraph(sw["statistic"], "note")]
+    if stepm.get("note"):
+        blocks.append(Paragraph("StepM: " + stepm["note"] + ".", "note"))
+    return blocks
+
+
+def _deflation_blocks(d: dict[str, Any]) -> list[Block]:
+    defl = d.get("deflation") or {}
+    labels = {"naive": "naive N", "implied": "bootstrap-implied N"}
+    table_rows = []
+    for name, label in labels.items():
+        x = defl.get(name)
+        if not x or "dsr" not in x:
+            table_rows.append([label, _unavailable(x), "", "", "", ""])
+            continue
+        table_rows.append(
+            [
+                f"{label} = {num(x['n_trials'])}",
+                num(x["expected_max_sharpe"]),
+                num(x["expected_max_sharpe_ann"]),
+                num(x["winner_over_expected_max"], 3),
+                num(x["psr"]),
+                num(x["dsr"]),
+            ]
+        )
+    return [
+        Table(
+            ["trials", "E[max] per period", "E[max] annualised", "winner / E[max]", "PSR", "DSR"],
+            table_rows,
+            caption="Deflated Sharpe ratio of the winner's excess returns. Naive N: every "
+            "config, scaled by the cross-sectional spread of their Sharpe ratios (as in the DSR "
+            "paper). Bootstrap-implied N: the number of independent null trials whose expected "
+            "best equals the mean of the sweep's joint-bootstrap maxima (how hard the grid "
+            "searched, measured on the data).",
+        )
+    ]
+
+
+def _pbo_blocks(pbo: dict[str, Any]) -> list[Block]:
+    if not pbo.get("available"):
+        return [Paragraph("PBO " + _unavailable(pbo))]
+    return [
+        KeyValues(
+            [
+                ("P(out-of-sample loss)", num(pbo["prob_oos_loss"])),
+                (
+                    "PBO",
+                    f"{num(pbo['pbo'])} over {num(pbo['splits'])} splits of {pbo['blocks']} "
+                    f"blocks ({num(pbo['configs'])} configs"
+                    + (", sampled" if pbo["sampled"] else "")
+                    + ")",
+                ),
+                (
+                    "degradation",
+                    f"OOS = {num(pbo['degradation']['intercept'])} + "
+                    f"{num(pbo['degradation']['slope'])} x IS "
+                    f"(R² {num(pbo['degradation']['r_squared'], 3)})",
+                ),
+                (
+                    "in-sample best",
+                    f"{pbo['in_sample_best']['distinct_configs']} distinct config(s); most "
+                    "often "
+                    + ", ".join(
+                        f"{m['config_id'][:12]} ({pct(m['share'])})"
+                        for m in pbo["in_sample_best"]["most_frequent"][:3]
+                    ),
+                ),
+                (
+                    "blocks",
+                    f"{pbo['periods_per_block']} periods each; first "
+                    f"{pbo['leading_periods_dropped']} period(s) dropped",
+                ),
+            ]
+        ),
+        Paragraph(
+            "PBO is the share of cross-validation splits in which the in-sample best ranks in "
+            "the bottom half out of sample: it describes picking within the grid and cannot "
+            "see an edge every config shares, so it is reported, not a gate.",
+            "note",
+        ),
+    ]
+
+
+def _corrections_blocks(corr: dict[str, Any]) -> list[Block]:
+    if not corr.get("available"):
+        return [Paragraph("Holm and Benjamini-Hochberg: " + _unavailable(corr) + ".", "note")]
+    return [
+        Paragraph(
+            f"Of {num(corr['tests'])} per-config p-values, {num(corr['raw'])} are at or below "
+            f"{corr['alpha']}; {num(corr['holm'])} survive Holm (family-wise error) and "
+            f"{num(corr['benjamini_hochberg'])} survive Benjamini-Hochberg (false discovery "
+            "rate)"
+            + (
+                f"; the winner's adjusted p-values are {num(corr['winner_holm_adjusted'])} "
+                f"(Holm) and {num(corr['winner_bh_adjusted'])} (BH)."
+                if "winner_holm_adjusted" in corr
+                else "."
+            )
+        )
+    ]
+
+
 def testing_blocks(
     d: dict[str, Any], verdict: dict[str, Any] | None, figures: list[str]
 ) -> list[Block]:
@@ -339,179 +492,36 @@ def testing_blocks(
             Heading(3, "Verdict"),
             Paragraph("No verdict: no config finished with status ok.", "neutral"),
         ]
-    eff = d.get("effective_n") or {}
-    ret = d["returns"]
-    rows = [
-        ("naive N", f"{num(d['naive_n'])} ({d['naive_n_definition']})"),
-        (
-            "effective N",
-            f"{num(eff.get('value'))} — {eff.get('estimator')}; {eff.get('method')} "
-            f"({eff.get('scope')})"
-            if eff.get("value") is not None
-            else _unavailable(eff or ret),
-        ),
-    ]
-    if eff.get("value") is not None:
-        rows += [
-            ("mean pairwise correlation", num(eff["mean_pairwise_correlation"])),
-            (
-                "other estimators",
-                "participation ratio without the noise-floor correction "
-                f"{num(eff['participation_ratio'])}, "
-                f"Nyholt {num(eff['nyholt'])}, Li-Ji "
-                f"{num(eff['li_ji'] if eff['li_ji'] is not None else eff['li_ji_of_sample'])}, "
-                "Galwey "
-                f"{num(eff['galwey'] if eff['galwey'] is not None else eff['galwey_of_sample'])}"
-                + (f" ({eff['eigen_note']})" if eff.get("eigen_note") else "")
-                + (
-                    " (Li-Ji and Galwey of the sample)"
-                    if eff.get("li_ji_of_sample") is not None
-                    else ""
-                ),
-            ),
-        ]
-    rows.append(
-        (
-            "returns",
-            f"{ret['sample']}; "
-            + (
-                f"{ret['configs']:,} series of {ret['periods']:,} periods; stored Sharpe ratios "
-                f"reproduced bit for bit for {ret['sharpe_check']['identical']:,} of "
-                f"{ret['sharpe_check']['compared']:,}"
-                if ret.get("recomputed")
-                else str(ret.get("reason"))
-            ),
-        )
-    )
-    rows.append(
-        (
-            "conventions",
-            d["sharpe_convention"] + f"; trial Sharpe std {num(d['trial_sharpe_std'])} per period",
-        )
-    )
-    blocks.append(KeyValues(rows))
-    if ret.get("recomputed"):
-        blocks.append(Paragraph(ret["deterministic"] + ".", "note"))
+    bench = d["benchmark"]
+    blocks.append(Paragraph(bench["null"]))
     w = d.get("winner")
-    defl = d.get("deflation") or {}
     if w:
         blocks.append(
             Paragraph(
-                f"Winner: {', '.join(f'{k}={num(v)}' for k, v in w['params'].items())} "
-                f"(config {w['config_id']}), Sharpe {num(w['sharpe'])} per period, "
-                f"{num(w['sharpe_ann'])} annualised, over {num(w['n_obs'])} periods; skew "
-                f"{num(w['skew'])}, raw kurtosis {num(w['kurtosis'])}; bootstrap p-value "
-                f"{num(w['p_value'])}."
-            )
-        )
-        table_rows = []
-        for name in ("naive", "effective"):
-            x = defl.get(name)
-            if not x or "dsr" not in x:
-                table_rows.append([f"{name} N", _unavailable(x), "", "", "", "", ""])
-                continue
-            n_text = num(int(x["n_trials"])) if name == "naive" else num(x["n_trials"])
-            table_rows.append(
-                [
-                    f"{name} N = {n_text}",
-                    num(x["expected_max_sharpe"]),
-                    num(x["expected_max_sharpe_ann"]),
-                    num(x["winner_over_expected_max"], 3),
-                    num(x["z"], 3),
-                    num(x["psr"]),
-                    num(x["dsr"]),
-                ]
-            )
-        blocks.append(
-            Table(
-                [
-                    "trials",
-                    "E[max] per period",
-                    "E[max] annualised",
-                    "winner / E[max]",
-                    "z",
-                    "PSR (vs 0)",
-                    "DSR",
-                ],
-                table_rows,
-                caption="Expected best null Sharpe (per period, cross-sectional Sharpe variance "
-                "as in the DSR paper) and the winner's PSR and DSR at both counts.",
-            )
-        )
-    pbo = d["pbo"]
-    if pbo.get("available"):
-        blocks.append(
-            KeyValues(
-                [
-                    (
-                        "PBO",
-                        f"{num(pbo['pbo'])} over {num(pbo['splits'])} splits of {pbo['blocks']} "
-                        f"blocks ({num(pbo['configs'])} configs"
-                        + (", sampled" if pbo["sampled"] else "")
-                        + ")",
-                    ),
-                    ("P(out-of-sample loss)", num(pbo["prob_oos_loss"])),
-                    (
-                        "degradation",
-                        f"OOS = {num(pbo['degradation']['intercept'])} + "
-                        f"{num(pbo['degradation']['slope'])} x IS "
-                        f"(R² {num(pbo['degradation']['r_squared'], 3)})",
-                    ),
-                    (
-                        "in-sample best",
-                        f"{pbo['in_sample_best']['distinct_configs']} distinct config(s); most "
-                        "often "
-                        + ", ".join(
-                            f"{m['config_id'][:12]} ({pct(m['share'])})"
-                            for m in pbo["in_sample_best"]["most_frequent"][:3]
-                        ),
-                    ),
-                    (
-                        "blocks",
-                        f"{pbo['periods_per_block']} periods each; first "
-                        f"{pbo['leading_periods_dropped']} period(s) dropped",
-                    ),
-                ]
-            )
-        )
-    else:
-        blocks.append(Paragraph("PBO " + _unavailable(pbo)))
-    corr = d["corrections"]
-    if corr.get("available"):
-        blocks.append(
-            Paragraph(
-                f"Of {num(corr['tests'])} bootstrap p-values, {num(corr['raw'])} are at or below "
-                f"{corr['alpha']}; {num(corr['holm'])} survive Holm (family-wise error) and "
-                f"{num(corr['benjamini_hochberg'])} survive Benjamini-Hochberg (false discovery "
-                "rate)"
+                f"Winner (highest {d['selection_metric']}): "
+                f"{', '.join(f'{k}={num(v)}' for k, v in w['params'].items())} "
+                f"(config {w['config_id']}): excess Sharpe {num(w['sharpe'])} per period, "
+                f"{num(w['sharpe_ann'])} annualised (its own Sharpe {num(w['own_sharpe_ann'])}"
                 + (
-                    f"; the winner's adjusted p-values are {num(corr['winner_holm_adjusted'])} "
-                    "(Holm) and "
-                    f"{num(corr['winner_bh_adjusted'])} (BH)."
-                    if "winner_holm_adjusted" in corr
-                    else "."
+                    f"; the benchmark's {num(bench['sharpe_ann'])}"
+                    if bench.get("sharpe_ann") is not None
+                    else ""
                 )
+                + f"), over {num(w['n_obs'])} periods; skew {num(w['skew'])}, raw kurtosis "
+                f"{num(w['kurtosis'])}; t = {num(w['t_stat'])}, its own bootstrap p-value "
+                f"{num(w['p_value'])} (before accounting for the search)."
             )
         )
-        if corr.get("note"):
-            blocks.append(Paragraph(corr["note"], "note"))
-    else:
-        blocks.append(Paragraph("Holm and Benjamini-Hochberg: " + _unavailable(corr)))
-    spa = d["spa"]
-    if spa.get("available"):
-        blocks.append(
-            Paragraph(
-                f"Hansen's SPA test (arch, {spa['bootstrap']} bootstrap, block "
-                f"{spa['block_size']}, "
-                f"{spa['reps']} reps) on {spa['scope']}: p = {num(spa['pvalue'])} (consistent; "
-                "lower "
-                f"{num(spa['pvalue_lower'])}, upper {num(spa['pvalue_upper'])}); StepM finds "
-                f"{spa['stepm_superior']} config(s) superior at {spa['stepm_alpha']}. Null: "
-                f"{spa['null']}."
-            )
-        )
-    else:
-        blocks.append(Paragraph("SPA test: " + _unavailable(spa)))
+    blocks.append(Heading(3, "Sweep-wide tests"))
+    blocks += _sweep_wide_blocks(d)
+    blocks += _corrections_blocks(d["corrections"])
+    blocks.append(Heading(3, "Deflated Sharpe ratio"))
+    if w:
+        blocks += _deflation_blocks(d)
+    blocks.append(Heading(3, "Out of sample (CSCV) and PBO"))
+    blocks += _pbo_blocks(d["pbo"])
+    blocks.append(Heading(3, "Dimensionality of the returns"))
+    blocks.append(KeyValues(_dimensionality_rows(d)))
     blocks += _figures("multiple_testing", figures)
     blocks.append(Heading(3, "Verdict"))
     if verdict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sweep._null_summary import summary_digest
 from sweep.report._load import RunData
 
 #: How a driver session can end (``running`` while a driver holds the folder).
@@ -57,8 +58,9 @@ def integrity_section(run: RunData) -> dict[str, Any]:
     -------
     dict
         ``table_hash`` (of the verified parts, when they cover the grid), the hash a driver
-        recorded last and whether they agree, part checks, config counts, error groups,
-        sessions and the command that re-checks the hash.
+        recorded last and whether they agree, the null summaries' digest (the input of the
+        sweep-wide tests, also printed by ``sweep verify``), part checks, config counts,
+        error groups, sessions and the command that re-checks the hash.
     """
     checks = run.part_checks
     bad = [{"name": c.name, "reason": c.reason} for c in checks if not c.ok]
@@ -77,6 +79,9 @@ def integrity_section(run: RunData) -> dict[str, Any]:
     return {
         "table_hash": table_hash,
         "table_hash_of_partial_results": None if complete else run.table_hash,
+        "null_summary_hash": summary_digest(run.null_summary)
+        if complete and run.null_summary is not None
+        else None,
         "recorded_table_hash": recorded,
         "matches_recorded": None
         if table_hash is None or recorded is None

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from stats import NullSummary
+from sweep._null_summary import merged_summary
 from sweep._store import QUARANTINE, PartCheck, RunStore
 from sweep._table_hash import sort_by_config_id, table_hash
 
@@ -43,6 +45,9 @@ class RunData:
         One row per task, in a canonical order.
     quarantined : list of str
         Files in ``quarantine/`` (parts a resume moved aside), sorted.
+    null_summary : NullSummary or None
+        The good parts' null summaries merged (None without bootstrap, or when a good part
+        lacks one).
     """
 
     location: str
@@ -54,6 +59,7 @@ class RunData:
     table_hash: str | None
     telemetry: pd.DataFrame | None
     quarantined: list[str]
+    null_summary: NullSummary | None = None
 
     @property
     def total(self) -> int:
@@ -66,17 +72,23 @@ class RunData:
         return [str(a["name"]) for a in self.manifest["grid"]["axes"]]
 
 
-def _good_table(store: RunStore, checks: list[PartCheck]) -> pa.Table | None:
+def _good_table(
+    store: RunStore, checks: list[PartCheck]
+) -> tuple[pa.Table | None, NullSummary | None]:
     tables = [store.read_part_columns(c.name, None) for c in checks if c.ok]  # type: ignore[arg-type]
     if not tables:
-        return None
+        return None, None
+    merged = merged_summary(t.schema for t in tables)
     table = sort_by_config_id(pa.concat_tables(tables, promote_options="none"))
     ids = table.column("config_id").to_numpy(zero_copy_only=False)
     if ids.shape[0] > 1:
         keep = np.concatenate([[True], ids[1:] != ids[:-1]])
         if not keep.all():
             table = table.filter(pa.array(keep))
-    return table
+            if merged is not None:  # a repeated batch: count each config once
+                p = table.column("p_value").to_numpy(zero_copy_only=False)
+                merged = replace(merged, n_configs=int(np.isfinite(p).sum()))
+    return table.replace_schema_metadata(None), merged
 
 
 def load_run(run_dir: str | os.PathLike[str]) -> RunData:
@@ -96,7 +108,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
     store = RunStore(run_dir)
     manifest = store.read_manifest()
     checks = sorted(store.verify_parts(), key=lambda c: c.name)
-    table = _good_table(store, checks)
+    table, null_summary = _good_table(store, checks)
     results = table.to_pandas() if table is not None else pd.DataFrame()
     digest = table_hash(table, presorted=True) if table is not None else None
     telemetry_table = store.read_telemetry()
@@ -116,4 +128,5 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
         table_hash=digest,
         telemetry=telemetry,
         quarantined=quarantined,
+        null_summary=null_summary,
     )

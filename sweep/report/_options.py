@@ -22,35 +22,29 @@ class ReportOptions:
         Folder of ``sweep bench`` results; None searches ``RUN_DIR/bench`` then
         ``runs/bench``.
     max_return_configs : int
-        Configs whose returns are recomputed for the effective number of trials; beyond
+        Configs whose returns are recomputed for the dimensionality of the returns; beyond
         it, a seeded uniform sample of this many.
     max_pbo_configs : int
         Configs whose block statistics enter PBO; beyond it, a seeded uniform sample.
     sample_seed : int
         Seed of every sample the report draws (the same run gives the same report).
-    spa_max_configs : int
-        Largest number of configs given to the SPA test (arch's SPA and StepM take about
-        6 s for 200 configs of 6,500 periods on two cores, and grow faster than linearly).
-    spa_reps : int
-        Bootstrap replications of the SPA test.
     eigen_max_dim : int
         Li-Ji and Galwey need an eigendecomposition of a ``min(N, T)``-square matrix; it is
         done only up to this size (6,524 took 66 s on two cores).
     alpha : float
-        Level of the Holm and Benjamini-Hochberg corrections.
+        Level of the sweep-wide tests, StepM, the verdict and the Holm and
+        Benjamini-Hochberg corrections.
     progress : bool
         Show progress on a terminal.
     """
 
     top_k: int = 10
     heatmap: tuple[str, str] | None = None
-    heatmap_metric: str = "sharpe_ann"
+    heatmap_metric: str = "excess_sharpe_ann"
     bench_dir: str | None = None
     max_return_configs: int = 20_000
     max_pbo_configs: int = 100_000
     sample_seed: int = 0
-    spa_max_configs: int = 200
-    spa_reps: int = 200
     eigen_max_dim: int = 2048
     alpha: float = 0.05
     progress: bool = True

@@ -88,15 +88,25 @@ def plot_sharpe_histogram(
     ax.hist(finite, bins=40, color="#4c72b0", alpha=0.85)
     if winner is not None:
         ax.axvline(winner, color="#c44e52", lw=2, label=f"winner {winner:.2f}")
-    styles = {"naive": ":", "effective": "--"}
+    styles = {"naive": ":", "implied": "--"}
     for name, value in thresholds.items():
         ax.axvline(
             value, color="black", ls=styles.get(name, "-."), label=f"E[max], {name} N: {value:.2f}"
         )
-    ax.set_xlabel("annualised Sharpe ratio")
+    ax.set_xlabel("annualised Sharpe ratio of excess returns")
     ax.set_ylabel("configs")
     ax.set_title(f"Sharpe ratios of {finite.size:,} configs")
-    ax.legend(fontsize=8)
+    if finite.size == 0:
+        ax.text(
+            0.5,
+            0.5,
+            "no config has a finite Sharpe ratio",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     return png_bytes(fig)
 
 
@@ -195,7 +205,7 @@ def plot_expected_max(
     ax.plot(n, sr0, "-", color="#4c72b0", label="E[max] of N null Sharpes")
     marks = [("naive N", float(naive_n), "o")]
     if effective_n is not None:
-        marks.append(("effective N", effective_n, "s"))
+        marks.append(("bootstrap-implied N", effective_n, "s"))
     for label, value, marker in marks:
         y = expected_max_sharpe(value, sharpe_std)
         ax.plot(

@@ -14,8 +14,9 @@ from sweep.report._options import ReportOptions
 
 #: Metric columns shown for each top config.
 TOP_COLUMNS = (
-    "sharpe",
+    "excess_sharpe_ann",
     "sharpe_ann",
+    "t_stat",
     "p_value",
     "total_return",
     "max_drawdown",
@@ -76,9 +77,15 @@ def ok_results(run: RunData) -> pd.DataFrame:
 
 
 def ranked(frame: pd.DataFrame) -> pd.DataFrame:
-    """Configs by per-period Sharpe, best first; NaN last; ties by ``config_id``."""
+    """Configs by Sharpe of excess returns (the selection metric), best first; NaN last.
+
+    Ties go to the smaller ``config_id``.
+    """
     return frame.sort_values(
-        ["sharpe", "config_id"], ascending=[False, True], na_position="last", kind="mergesort"
+        ["excess_sharpe", "config_id"],
+        ascending=[False, True],
+        na_position="last",
+        kind="mergesort",
     )
 
 
@@ -210,7 +217,7 @@ def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any
         )
     order = ranked(frame)
     top = [_row(r, i + 1, params) for i, (_, r) in enumerate(order.head(options.top_k).iterrows())]
-    ann = frame["sharpe_ann"].to_numpy(dtype=np.float64)
+    ann = frame["excess_sharpe_ann"].to_numpy(dtype=np.float64)
     finite = ann[np.isfinite(ann)]
     counts, edges = (
         np.histogram(finite, bins=HISTOGRAM_BINS) if finite.size else (np.array([]), np.array([]))
@@ -227,10 +234,11 @@ def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any
             [v.item() if hasattr(v, "item") else v for v in line.index],
             line.to_numpy(),
         )
-    winner = float(order["sharpe_ann"].iloc[0]) if np.isfinite(order["sharpe"].iloc[0]) else None
+    best = order["excess_sharpe_ann"].iloc[0]
+    winner = float(best) if np.isfinite(best) else None
     section = {
         "available": True,
-        "sorted_by": "sharpe (per period), descending; ties by config_id",
+        "sorted_by": "excess_sharpe (over the benchmark), descending; ties by config_id",
         "top": top,
         "sharpe_ann_summary": _summary(finite),
         "constant_configs": int((~np.isfinite(frame["sharpe"].to_numpy())).sum()),

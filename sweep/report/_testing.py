@@ -1,16 +1,15 @@
-"""Report section 5, multiple testing: how many trials, and does the winner survive them.
+"""Report section 5, multiple testing: does the winner beat the benchmark after the whole search.
 
-Returns are not stored; they are recomputed with :func:`sweep._evaluate.config_returns`,
-which depends only on the config, the data and the root seed, so the recomputed series are
-the ones the stored metrics came from (the report checks this by recomputing the stored
-Sharpe ratios bit for bit). Above ``max_return_configs`` configs a seeded uniform sample is
-recomputed, and the effective number of trials is extrapolated from the sample's mean
-squared correlation, which is unbiased for the grid's.
+The sweep-wide tests (Reality Check, SPA, StepM) and the bootstrap-implied number of trials
+come from the null summaries stored in the parts (:mod:`sweep._null_summary`), merged exactly:
+no return matrix is needed at any sweep size. Returns are recomputed only for the descriptive
+dimensionality of the returns (a seeded sample above ``max_return_configs``), with
+:func:`sweep._evaluate.config_returns`, which depends only on the config, the data and the
+root seed (the report checks this by recomputing the stored Sharpe ratios bit for bit).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -28,12 +27,14 @@ from stats import (
     multiple_testing_summary,
     path_statistics,
     pbo_from_block_stats,
-    spa_test,
+    return_moments,
 )
+from sweep._benchmark import benchmark_returns, describe_null
 from sweep._evaluate import config_returns
 from sweep._metrics import block_columns
 from sweep._spec import ResolvedSweep, resolve, spec_from_dict
 from sweep.errors import SweepError
+from sweep.report._inference import implied_trials, sweep_wide_tests
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
 from sweep.report._progress import Steps
@@ -223,21 +224,39 @@ def effective_trials(
 
 
 def _winner(frame: pd.DataFrame, params: list[str]) -> dict[str, Any] | None:
+    """The config with the highest Sharpe ratio of excess returns (the selection metric)."""
     order = ranked(frame)
-    if order.empty or not np.isfinite(order["sharpe"].iloc[0]):
+    if order.empty or not np.isfinite(order["excess_sharpe"].iloc[0]):
         return None
     w = order.iloc[0]
     return {
         "config_id": w["config_id"],
         "grid_index": int(w["grid_index"]),
         "params": {p: w[p].item() if hasattr(w[p], "item") else w[p] for p in params},
-        "sharpe": float(w["sharpe"]),
-        "sharpe_ann": float(w["sharpe_ann"]),
+        "sharpe": float(w["excess_sharpe"]),
+        "sharpe_ann": float(w["excess_sharpe_ann"]),
+        "own_sharpe_ann": float(w["sharpe_ann"]),
         "n_obs": int(w["n_obs"]),
-        "skew": float(w["skew"]),
-        "kurtosis": float(w["kurtosis"]),
+        "skew": float(w["excess_skew"]),
+        "kurtosis": float(w["excess_kurtosis"]),
+        "t_stat": float(w["t_stat"]),
         "p_value": float(w["p_value"]),
     }
+
+
+def benchmark_section(run: RunData) -> dict[str, Any]:
+    """The benchmark, the null hypothesis in one sentence, and the benchmark's own Sharpe."""
+    name = str(run.manifest["spec"]["metrics"].get("benchmark", "zero"))
+    out: dict[str, Any] = {"name": name, "null": describe_null(name)}
+    if name == "zero":
+        return {**out, "sharpe": None, "sharpe_ann": None}
+    try:
+        sweep = _resolve(run)
+    except (SweepError, OSError, ImportError) as exc:
+        return {**out, "sharpe": None, "sharpe_ann": None, "reason": str(exc)}
+    sharpe = float(return_moments(benchmark_returns(name, sweep.panel)[None, :]).sharpe[0])
+    ppy = float(run.manifest["spec"]["metrics"]["periods_per_year"])
+    return {**out, "sharpe": sharpe, "sharpe_ann": sharpe * math.sqrt(ppy)}
 
 
 def _label(params: dict[str, Any], run: RunData) -> str:
@@ -250,14 +269,15 @@ def _label(params: dict[str, Any], run: RunData) -> str:
 
 
 def deflation(
-    winner: dict[str, Any], counts: dict[str, float | None], variance: float, ppy: float
+    winner: dict[str, Any], counts: dict[str, tuple[float, float] | None], ppy: float
 ) -> dict[str, Any]:
-    """E[max] of null Sharpes, PSR and DSR of the winner at each trial count."""
+    """E[max] of null Sharpes, PSR and DSR of the winner at each (trial count, variance)."""
     out: dict[str, Any] = {}
-    for name, n in counts.items():
-        if n is None:
+    for name, count in counts.items():
+        if count is None:
             out[name] = None
             continue
+        n, variance = count
         try:
             d = deflated_sharpe_ratio(
                 winner["sharpe"],
@@ -266,6 +286,7 @@ def deflation(
                 winner["kurtosis"],
                 n_trials=n,
                 trial_sharpe_variance=variance,
+                method="exact" if n < 1e6 else "gumbel",
                 check_per_period=False,
             )
         except SweepError as exc:
@@ -273,6 +294,7 @@ def deflation(
             continue
         out[name] = {
             "n_trials": n,
+            "sharpe_std": math.sqrt(variance),
             "expected_max_sharpe": d.sr0,
             "expected_max_sharpe_ann": d.sr0 * math.sqrt(ppy),
             "winner_over_expected_max": winner["sharpe"] / d.sr0 if d.sr0 > 0 else None,
@@ -354,6 +376,20 @@ def corrections(
             "available": False,
             "reason": "no bootstrap p-values (metrics.bootstrap_reps = 0, or constant configs)",
         }
+    tests = int(keep.sum())
+    needed = math.ceil(tests / alpha) - 1
+    if reps < needed:
+        return {
+            "available": False,
+            "tests": tests,
+            "bootstrap_reps": reps,
+            "reason": (
+                f"Holm and Benjamini-Hochberg counts over {tests:,} per-config p-values need "
+                f"B + 1 >= m / alpha, i.e. at least {needed:,} bootstrap replications (the "
+                f"smallest p-value is 1/(B + 1) = {1.0 / (reps + 1):.2g}); the sweep has "
+                f"{reps:,}. The sweep-wide tests above answer the same question for any m"
+            ),
+        }
     summary = multiple_testing_summary(p[keep], alpha)
     ids = frame["config_id"].to_numpy()[keep]
     out: dict[str, Any] = {
@@ -365,15 +401,7 @@ def corrections(
         "benjamini_hochberg": summary.n_bh,
         "holm_survivors": sorted(ids[summary.holm_adjusted <= alpha].tolist())[:20],
         "bootstrap_reps": reps,
-        "p_value_resolution": 1.0 / reps if reps else None,
-        "note": (
-            f"bootstrap p-values move in steps of 1/{reps}; p = 0 only says no null resample "
-            f"reached the observed Sharpe (p < {1.0 / reps:g}), yet it passes any threshold. "
-            f"Counts are trustworthy only when reps >= tests / alpha "
-            f"({math.ceil(summary.n_tests / alpha):,} here)."
-            if reps
-            else None
-        ),
+        "smallest_p_value": 1.0 / (reps + 1),
     }
     if winner is not None:
         where = np.flatnonzero(ids == winner["config_id"])
@@ -381,54 +409,6 @@ def corrections(
             out["winner_holm_adjusted"] = float(summary.holm_adjusted[where[0]])
             out["winner_bh_adjusted"] = float(summary.bh_adjusted[where[0]])
     return out
-
-
-def spa(
-    returns: NDArray[np.float64] | None, rows: pd.DataFrame, run: RunData, options: ReportOptions
-) -> dict[str, Any]:
-    """Hansen's SPA test (arch) on the recomputed returns, capped to a seeded sample."""
-    if importlib.util.find_spec("arch") is None:
-        return {"available": False, "reason": "the optional package arch is not installed"}
-    if returns is None or returns.shape[0] == 0:
-        return {"available": False, "reason": "returns were not recomputed"}
-    pick, sampled = _sample(returns.shape[0], options.spa_max_configs, options.sample_seed, 2)
-    metrics = run.manifest["identity"]["metrics"]
-    block = int(min(metrics.get("block_length", 21), returns.shape[1]))
-    method = str(metrics.get("bootstrap_method", "stationary"))
-    try:
-        res = spa_test(
-            returns[pick],
-            block_size=block,
-            reps=options.spa_reps,
-            bootstrap="circular" if method == "circular" else "stationary",
-            alpha=options.alpha,
-            seed=options.sample_seed,
-        )
-    except SweepError as exc:
-        return {"available": False, "reason": str(exc)}
-    ids = rows["config_id"].to_numpy()[pick]
-    return {
-        "available": True,
-        "pvalue": res.pvalue_consistent,
-        "pvalue_lower": res.pvalue_lower,
-        "pvalue_upper": res.pvalue_upper,
-        "configs": res.n_series,
-        "sampled": sampled,
-        "scope": (
-            f"a seeded uniform sample of {res.n_series:,} of {returns.shape[0]:,} configs "
-            "(valid for the null that no config has a positive mean return; less powerful "
-            "than the whole family)"
-            if sampled
-            else f"all {res.n_series:,} configs with recomputed returns"
-        ),
-        "block_size": res.block_size,
-        "reps": res.reps,
-        "bootstrap": res.bootstrap,
-        "stepm_alpha": res.alpha,
-        "stepm_superior": len(res.superior),
-        "stepm_superior_ids": sorted(ids[res.superior].tolist())[:20],
-        "null": "no config has a positive expected return (zero benchmark)",
-    }
 
 
 def expected_max_curve(
@@ -439,6 +419,56 @@ def expected_max_curve(
     n = np.unique(np.round(np.logspace(0.0, math.log10(top), CURVE_POINTS)))
     sr0 = np.array([expected_max_sharpe(float(k), sharpe_std) for k in n])
     return n.astype(np.float64), sr0
+
+
+def _dimensionality(
+    run: RunData, frame: pd.DataFrame, options: ReportOptions, steps: Steps
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Recomputed returns and their dimensionality (descriptive; not a trial count)."""
+    with steps.step("recompute returns"):
+        returns, _, returns_info = recompute_returns(run, frame, options)
+    if returns is None or returns.shape[0] < 1:
+        return returns_info, None
+    with steps.step("dimensionality of the returns"):
+        try:
+            dims = effective_trials(returns, len(frame), returns_info["sampled"], options)
+        except SweepError as exc:
+            dims = {"value": None, "error": str(exc)}
+    dims["meaning"] = (
+        "the dimensionality of the configs' returns (how many independent directions they "
+        "span), not a number of trials: a grid of strongly correlated configs has few "
+        "dimensions yet its best config is far luckier than the best of that many "
+        "independent trials, so it is not used to deflate the winner"
+    )
+    return returns_info, dims
+
+
+def _verdict(
+    run: RunData, section: dict[str, Any], options: ReportOptions, n_tested: int
+) -> Verdict | None:
+    winner = section["winner"]
+    if winner is None:
+        return None
+    tests = section["sweep_wide"]
+    implied = (section["deflation"] or {}).get("implied") or {}
+    pbo = section["pbo"]
+    return judge_winner(
+        VerdictInputs(
+            n_configs=n_tested,
+            winner=_label(winner["params"], run),
+            winner_sharpe_ann=winner["sharpe_ann"],
+            null=section["benchmark"]["null"],
+            benchmark_sharpe_ann=section["benchmark"].get("sharpe_ann"),
+            sweep_pvalue=tests.get("winner_pvalue") if tests.get("available") else None,
+            reps=int(tests.get("reps", 0)),
+            alpha=options.alpha,
+            prob_oos_loss=pbo.get("prob_oos_loss"),
+            pbo=pbo.get("pbo"),
+            implied_n=implied.get("n_trials"),
+            dsr_implied=implied.get("dsr"),
+            complete=len(run.results) == run.total,
+        )
+    )
 
 
 def testing_section(
@@ -458,86 +488,64 @@ def testing_section(
     Returns
     -------
     section : dict
-        Trial counts, effective N, E[max], PSR/DSR, PBO, Holm/BH, SPA, the E[max] curve.
+        Benchmark and null, winner, sweep-wide tests, per-config corrections, deflated
+        Sharpe at the naive and bootstrap-implied counts, PBO, dimensionality, the E[max]
+        curve.
     verdict : Verdict or None
         None when no config finished ok.
     plot_data : TestingPlotData
         Arrays for the figures.
     """
     frame = ok_results(run)
-    metrics = run.manifest["identity"]["metrics"]
-    ppy = float(metrics.get("periods_per_year", 252.0))
+    metrics = run.manifest["spec"]["metrics"]
+    ppy = float(metrics["periods_per_year"])
     empty = TestingPlotData(None, np.array([]), np.array([]), 0, None, None, ppy)
     if frame.empty:
         return {"available": False, "reason": "no config finished with status ok"}, None, empty
-    naive = len(frame)
-    sharpes = frame["sharpe"].to_numpy(dtype=np.float64)
+    sharpes = frame["excess_sharpe"].to_numpy(dtype=np.float64)
     finite = sharpes[np.isfinite(sharpes)]
+    naive = int(finite.size)
     winner = _winner(frame, run.param_names)
-    with steps.step("recompute returns"):
-        returns, rows, returns_info = recompute_returns(run, frame, options)
-    effective: dict[str, Any] | None = None
-    if returns is not None and returns.shape[0] >= 1:
-        with steps.step("effective number of trials"):
-            try:
-                effective = effective_trials(returns, naive, returns_info["sampled"], options)
-            except SweepError as exc:
-                effective = {"value": None, "error": str(exc)}
-    eff_n = effective.get("value") if effective else None
     variance = float(np.var(finite, ddof=1)) if finite.size > 1 else math.nan
     section: dict[str, Any] = {
         "available": True,
         "naive_n": naive,
-        "naive_n_definition": "configs that finished with status ok",
-        "configs_with_sharpe": int(finite.size),
-        "returns": returns_info,
-        "effective_n": effective,
+        "naive_n_definition": "configs that finished with status ok and a finite excess Sharpe",
+        "selection_metric": "Sharpe ratio of excess returns over the benchmark",
+        "benchmark": benchmark_section(run),
         "trial_sharpe_variance": variance,
         "trial_sharpe_std": math.sqrt(variance) if math.isfinite(variance) else None,
         "sharpe_convention": "per period (mean / std, ddof=1); kurtosis RAW (normal = 3)",
         "winner": winner,
     }
+    with steps.step("sweep-wide tests"):
+        section["sweep_wide"] = sweep_wide_tests(run.null_summary, frame, winner, options.alpha)
+        implied = implied_trials(run.null_summary, frame)
+    section["implied_trials"] = implied
     with steps.step("deflated Sharpe ratio"):
-        if winner is not None and math.isfinite(variance):
-            section["deflation"] = deflation(
-                winner, {"naive": float(naive), "effective": eff_n}, variance, ppy
-            )
-        else:
-            section["deflation"] = None
+        counts: dict[str, tuple[float, float] | None] = {
+            "naive": (float(naive), variance) if math.isfinite(variance) else None,
+            "implied": (implied["n"], implied["null_sharpe_std"] ** 2)
+            if implied.get("available")
+            else None,
+        }
+        section["deflation"] = deflation(winner, counts, ppy) if winner is not None else None
     with steps.step("probability of backtest overfitting"):
         section["pbo"], pbo_result = _pbo(run, frame, options)
     section["corrections"] = corrections(
         frame, winner, int(metrics.get("bootstrap_reps", 0)), options.alpha
     )
-    with steps.step("SPA test"):
-        section["spa"] = spa(returns, rows, run, options)
+    section["returns"], section["dimensionality"] = _dimensionality(run, frame, options, steps)
     std = math.sqrt(variance) if math.isfinite(variance) else 0.0
-    curve_n, curve_sr0 = expected_max_curve(naive, std)
+    curve_n, curve_sr0 = expected_max_curve(naive, std) if naive else (np.array([]), np.array([]))
     section["expected_max_curve"] = {"n": curve_n, "expected_max_sharpe": curve_sr0}
-    verdict = None
-    if winner is not None:
-        d = section["deflation"] or {}
-        used = d.get("effective") or d.get("naive") or {}
-        verdict = judge_winner(
-            VerdictInputs(
-                naive_n=naive,
-                effective_n=eff_n,
-                mean_correlation=effective.get("mean_pairwise_correlation") if effective else None,
-                winner=_label(winner["params"], run),
-                winner_sharpe_ann=winner["sharpe_ann"],
-                expected_max_ann=used.get("expected_max_sharpe_ann"),
-                dsr_naive=(d.get("naive") or {}).get("dsr"),
-                dsr_effective=(d.get("effective") or {}).get("dsr"),
-                pbo=section["pbo"].get("pbo"),
-                complete=len(run.results) == run.total,
-            )
-        )
+    verdict = _verdict(run, section, options, naive)
     plot = TestingPlotData(
         pbo_result,
         curve_n,
         curve_sr0,
         naive,
-        eff_n,
+        implied.get("n"),
         winner["sharpe"] if winner else None,
         ppy,
     )

@@ -1,24 +1,35 @@
 """The plain-language verdict on the sweep's winner: one small, documented rule.
 
-Rule (:func:`judge_winner`): the winner is called **likely real** when its deflated Sharpe
-ratio at the EFFECTIVE number of trials is at least 0.95 AND the probability of backtest
-overfitting of the selection is below 0.5. Otherwise it is **not distinguishable from
-selection luck**. Where the effective number is unknown the naive count stands in (it is at
-least as large, so the test is only stricter); without a DSR there is no verdict.
+Rule (:func:`judge_winner`): the winner (the config with the highest Sharpe ratio of excess
+returns over the spec's benchmark) is called **likely real** only if
+
+1. the sweep-wide test rejects for it: its p-value against the bootstrap distribution of the
+   MAXIMUM studentised statistic over every config tried (Hansen's SPA null, joint
+   resamples) is at most ``alpha`` (default 0.05); and
+2. the selection holds out of sample: in combinatorially symmetric cross-validation, the
+   in-sample best has a negative out-of-sample excess Sharpe in fewer than half the splits.
+
+Otherwise it is **not distinguishable from selection luck**. Without bootstrap replications
+(``metrics.bootstrap_reps = 0``) there is no sweep-wide test and no verdict. The deflated
+Sharpe ratio, the probability of backtest overfitting and the dimensionality of the returns
+are reported beside the verdict but do not decide it: PBO cannot see an edge every config
+shares, and a dimensionality is not a count of trials.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: A winner needs at least this deflated Sharpe ratio at the effective number of trials.
-DSR_THRESHOLD = 0.95
-#: ... and a probability of backtest overfitting below this.
-PBO_THRESHOLD = 0.5
+#: Default level of the sweep-wide test.
+ALPHA = 0.05
+#: The in-sample best must lose out of sample in fewer than this share of CSCV splits.
+OOS_LOSS_THRESHOLD = 0.5
 #: The rule, as the report states it.
 RULE = (
-    f"Rule: the winner is called likely real when its DSR at the effective number of trials "
-    f"is at least {DSR_THRESHOLD} and the PBO is below {PBO_THRESHOLD}."
+    "Rule: the winner is called likely real only if its sweep-wide p-value (against the "
+    "bootstrap maximum over every config tried) is at most alpha and the in-sample best "
+    f"loses to the benchmark out of sample in fewer than {OOS_LOSS_THRESHOLD:.0%} of the "
+    "cross-validation splits."
 )
 
 
@@ -28,39 +39,46 @@ class VerdictInputs:
 
     Attributes
     ----------
-    naive_n : int
-        Configs that finished (each one a trial).
-    effective_n : float or None
-        Effective number of independent trials (None when the returns could not be
-        recomputed).
-    mean_correlation : float or None
-        Mean pairwise correlation of the configs' returns.
+    n_configs : int
+        Configs tested (finished ok with a non-constant excess series).
     winner : str
         The winner's parameters, as text.
     winner_sharpe_ann : float
-        Its annualised Sharpe ratio.
-    expected_max_ann : float or None
-        Expected best annualised Sharpe of ``effective_n`` (else ``naive_n``) skill-less
-        trials.
-    dsr_naive : float or None
-        Deflated Sharpe ratio at ``naive_n``.
-    dsr_effective : float or None
-        Deflated Sharpe ratio at ``effective_n``.
+        Its annualised Sharpe ratio of excess returns.
+    null : str
+        The null hypothesis, one sentence.
+    benchmark_sharpe_ann : float or None
+        The benchmark's own annualised Sharpe ratio (None for the zero benchmark).
+    sweep_pvalue : float or None
+        The winner's p-value against the sweep-wide maximum (None without bootstrap).
+    reps : int
+        Bootstrap replications.
+    alpha : float
+        Level of the test.
+    prob_oos_loss : float or None
+        CSCV probability that the in-sample best has a negative out-of-sample excess Sharpe.
     pbo : float or None
-        Probability of backtest overfitting (None when not computable).
+        Probability of backtest overfitting (reported, not a gate).
+    implied_n : float or None
+        Number of independent trials as lucky as the grid (from the bootstrap maxima).
+    dsr_implied : float or None
+        Deflated Sharpe ratio at ``implied_n``.
     complete : bool
         Whether every config of the grid is done.
     """
 
-    naive_n: int
-    effective_n: float | None
-    mean_correlation: float | None
+    n_configs: int
     winner: str
     winner_sharpe_ann: float
-    expected_max_ann: float | None
-    dsr_naive: float | None
-    dsr_effective: float | None
+    null: str
+    benchmark_sharpe_ann: float | None
+    sweep_pvalue: float | None
+    reps: int
+    alpha: float
+    prob_oos_loss: float | None
     pbo: float | None
+    implied_n: float | None
+    dsr_implied: float | None
     complete: bool = True
 
 
@@ -71,7 +89,7 @@ class Verdict:
     Attributes
     ----------
     likely_real : bool or None
-        True: the winner passes the rule; False: it does not; None: no DSR to judge by.
+        True: the winner passes the rule; False: it does not; None: no sweep-wide test.
     headline : str
         One line.
     reasons : tuple of str
@@ -86,95 +104,103 @@ class Verdict:
     paragraph: str
 
 
-def _describe_correlation(rho: float | None) -> str:
-    if rho is None:
-        return "their correlation could not be measured (the returns were not recomputed)"
-    strength = "strongly" if abs(rho) >= 0.5 else "moderately" if abs(rho) >= 0.2 else "weakly"
-    return f"their returns are {strength} correlated (mean pairwise correlation {rho:.2f})"
+def is_likely_real(
+    sweep_pvalue: float | None,
+    prob_oos_loss: float | None,
+    alpha: float = ALPHA,
+) -> bool | None:
+    """The rule of the module docstring; None when there is no sweep-wide p-value."""
+    if sweep_pvalue is None:
+        return None
+    holds_oos = prob_oos_loss is not None and prob_oos_loss < OOS_LOSS_THRESHOLD
+    return sweep_pvalue <= alpha and holds_oos
+
+
+def _reasons(inputs: VerdictInputs) -> tuple[str, ...]:
+    out = []
+    if inputs.sweep_pvalue is not None:
+        ok = inputs.sweep_pvalue <= inputs.alpha
+        out.append(
+            f"sweep-wide p-value of the winner {inputs.sweep_pvalue:.4f} "
+            f"({'<=' if ok else '>'} alpha {inputs.alpha:g})"
+        )
+    if inputs.prob_oos_loss is None:
+        out.append("out-of-sample check (CSCV) could not be computed")
+    else:
+        ok = inputs.prob_oos_loss < OOS_LOSS_THRESHOLD
+        out.append(
+            f"P(out-of-sample loss of the in-sample best) {inputs.prob_oos_loss:.3f} "
+            f"({'<' if ok else '>='} {OOS_LOSS_THRESHOLD})"
+        )
+    return tuple(out)
 
 
 def judge_winner(inputs: VerdictInputs) -> Verdict:
-    """Decide whether the sweep's best config is likely a real edge.
+    """Decide whether the sweep's winner is likely a real edge over the benchmark.
 
     Parameters
     ----------
     inputs : VerdictInputs
-        Trial counts, correlation, the winner's Sharpe, DSRs and PBO.
+        The winner, the sweep-wide p-value, the out-of-sample check and what is reported
+        beside them.
 
     Returns
     -------
     Verdict
-        ``likely_real`` is True when the DSR at the effective number of trials (the naive
-        count if that is unknown) is at least :data:`DSR_THRESHOLD` and the PBO is below
-        :data:`PBO_THRESHOLD` (a missing PBO fails the rule: nothing says the selection
-        holds out of sample); None when no DSR is available.
+        ``likely_real`` from :func:`is_likely_real`; the paragraph names the null, the
+        benchmark, the p-value and what it accounts for.
 
     Notes
     -----
-    The DSR asks whether the winner's Sharpe beats the best that this many skill-less
-    trials would show by luck; the PBO asks whether picking the in-sample best tends to
-    pick an out-of-sample loser. A real edge should pass both. Passing at the naive count
-    as well (more trials assumed) makes the call stronger, and is said so.
+    The sweep-wide p-value compares the winner's studentised excess return with the
+    bootstrap distribution of the best of ALL configs on resamples of data with no edge, so
+    it accounts for every config tried and for their correlation, without assuming a number
+    of independent trials. Its false-positive rate and power are measured by
+    ``benchmarks/bench_calibration.py``.
     """
-    dsr = inputs.dsr_effective if inputs.dsr_effective is not None else inputs.dsr_naive
-    count_used = "effective" if inputs.dsr_effective is not None else "naive"
-    n_used = inputs.effective_n if inputs.dsr_effective is not None else float(inputs.naive_n)
-    reasons = []
-    if dsr is None:
-        likely: bool | None = None
-        headline = "No verdict: the deflated Sharpe ratio could not be computed."
+    likely = is_likely_real(inputs.sweep_pvalue, inputs.prob_oos_loss, inputs.alpha)
+    if likely is None:
+        headline = "No verdict: the sweep has no bootstrap replications (bootstrap_reps = 0)."
+    elif likely:
+        headline = "The winner is likely real: it beats the benchmark after the whole search."
     else:
-        dsr_ok = dsr >= DSR_THRESHOLD
-        pbo_ok = inputs.pbo is not None and inputs.pbo < PBO_THRESHOLD
-        reasons.append(
-            f"DSR at the {count_used} number of trials is {dsr:.3f} "
-            f"({'>=' if dsr_ok else '<'} {DSR_THRESHOLD})"
-        )
-        reasons.append(
-            "PBO could not be computed"
-            if inputs.pbo is None
-            else f"PBO is {inputs.pbo:.3f} ({'<' if pbo_ok else '>='} {PBO_THRESHOLD})"
-        )
-        likely = dsr_ok and pbo_ok
-        if likely:
-            strong = inputs.dsr_naive is not None and inputs.dsr_naive >= DSR_THRESHOLD
-            headline = "The winner is likely real" + (
-                " (it passes even at the naive count of trials)." if strong else "."
-            )
-        else:
-            headline = "The winner is not distinguishable from selection luck."
-    counts = f"The sweep tried {inputs.naive_n:,} configurations"
-    if inputs.effective_n is not None:
-        counts += (
-            f"; {_describe_correlation(inputs.mean_correlation)}, so they amount to about "
-            f"{inputs.effective_n:,.1f} independent trials."
-        )
-    else:
-        counts += f"; {_describe_correlation(None)}, so only the naive count is used."
+        headline = "The winner is not distinguishable from selection luck."
+    bench = (
+        f"; the benchmark's own is {inputs.benchmark_sharpe_ann:.2f}"
+        if inputs.benchmark_sharpe_ann is not None
+        else ""
+    )
     parts = [
-        counts,
-        f"The best configuration ({inputs.winner}) has an annualised Sharpe ratio of "
-        f"{inputs.winner_sharpe_ann:.2f}.",
+        inputs.null,
+        f"The sweep tested {inputs.n_configs:,} configurations. The best "
+        f"({inputs.winner}) has an annualised Sharpe ratio of excess returns of "
+        f"{inputs.winner_sharpe_ann:.2f}{bench}.",
     ]
-    if inputs.expected_max_ann is not None and n_used is not None:
+    if inputs.sweep_pvalue is not None:
         parts.append(
-            f"The best of {n_used:,.1f} skill-less trials with the same spread of Sharpe "
-            f"ratios would be expected to show {inputs.expected_max_ann:.2f} by luck alone."
+            f"Against the best of all {inputs.n_configs:,} configurations on {inputs.reps:,} "
+            f"joint block-bootstrap resamples of data with no edge, its p-value is "
+            f"{inputs.sweep_pvalue:.4f}: this accounts for every configuration tried and for "
+            "their correlation."
         )
-    if inputs.dsr_naive is not None or inputs.dsr_effective is not None:
-        dsr_text = []
-        if inputs.dsr_effective is not None:
-            dsr_text.append(f"{inputs.dsr_effective:.3f} at the effective number of trials")
-        if inputs.dsr_naive is not None:
-            dsr_text.append(f"{inputs.dsr_naive:.3f} at the naive count")
-        parts.append("Its deflated Sharpe ratio is " + " and ".join(dsr_text) + ".")
-    if inputs.pbo is not None:
+    if inputs.implied_n is not None and inputs.dsr_implied is not None:
         parts.append(
-            f"The probability of backtest overfitting is {inputs.pbo:.2f}: in that share of "
-            "the cross-validation splits the in-sample best ranked in the bottom half out of "
-            "sample."
+            f"The bootstrap maxima are as high as the best of about {inputs.implied_n:,.0f} "
+            f"independent trials would be; deflated at that count, its Sharpe ratio has "
+            f"DSR {inputs.dsr_implied:.3f}."
+        )
+    if inputs.prob_oos_loss is not None:
+        parts.append(
+            f"Out of sample (CSCV), the in-sample best lost to the benchmark in "
+            f"{inputs.prob_oos_loss:.0%} of the splits"
+            + (
+                f"; PBO {inputs.pbo:.2f} (reported, not a gate: it cannot see an edge "
+                "every configuration shares)."
+                if inputs.pbo is not None
+                else "."
+            )
         )
     parts.append(headline if likely is None else f"Verdict: {headline[0].lower()}{headline[1:]}")
     if not inputs.complete:
         parts.append("The sweep is incomplete; the verdict covers the configs done so far.")
-    return Verdict(likely, headline, tuple(reasons), " ".join(parts))
+    return Verdict(likely, headline, _reasons(inputs), " ".join(parts))

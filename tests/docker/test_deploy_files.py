@@ -28,7 +28,16 @@ REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
-TEST_ONLY = {"pytest", "pytest-timeout", "hypothesis", "ruff", "mypy", "pandas-stubs", "moto", "boto3"}
+TEST_ONLY = {
+    "pytest",
+    "pytest-timeout",
+    "hypothesis",
+    "ruff",
+    "mypy",
+    "pandas-stubs",
+    "moto",
+    "boto3",
+}
 
 
 # ---- parsers ------------------------------------------------------------------------------------
@@ -86,7 +95,7 @@ def entrypoint_defaults() -> dict[str, str]:
 
 def entrypoint_modes() -> set[str]:
     text = (DOCKER / "entrypoint").read_text()
-    block = text[text.index("case $mode in"):]
+    block = text[text.index("case $mode in") :]
     return set(re.findall(r"^\s+([a-z]+)\) mode_", block, flags=re.M))
 
 
@@ -130,8 +139,10 @@ def image_name() -> str:
 def ray_pods() -> dict[str, dict[str, Any]]:
     """Pod specs of the RayJob: head, each worker group, the submitter."""
     spec = kuberay()["RayJob"]["spec"]
-    pods = {"head": spec["rayClusterSpec"]["headGroupSpec"]["template"]["spec"],
-            "submitter": spec["submitterPodTemplate"]["spec"]}
+    pods = {
+        "head": spec["rayClusterSpec"]["headGroupSpec"]["template"]["spec"],
+        "submitter": spec["submitterPodTemplate"]["spec"],
+    }
     for group in spec["rayClusterSpec"]["workerGroupSpecs"]:
         pods[f"worker:{group['groupName']}"] = group["template"]["spec"]
     return pods
@@ -155,8 +166,13 @@ def test_the_entrypoint_is_an_executable_bash_script_with_the_three_modes():
     assert path.read_text().startswith("#!/usr/bin/env bash\n")
     subprocess.run(["bash", "-n", str(path)], check=True)
     assert {"head", "worker", "driver", "healthcheck"} <= entrypoint_modes()
-    usage = subprocess.run([str(path), "help"], capture_output=True, text=True, check=True,
-                           env={**os.environ, "RAYSWEEP_PYTHON": sys.executable}).stdout
+    usage = subprocess.run(
+        [str(path), "help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "RAYSWEEP_PYTHON": sys.executable},
+    ).stdout
     for name in entrypoint_defaults():
         assert name in usage, f"`entrypoint help` does not list {name}"
 
@@ -178,16 +194,25 @@ def test_dockerfile_installs_the_lock_then_the_repository_without_dependencies()
     runs = [rest for word, rest in steps if word == "RUN"]
     assert "docker/requirements.lock /tmp/requirements.lock" in copies
     assert ". /app" in copies
-    lock_install = next(i for i, r in enumerate(runs) if "--requirement /tmp/requirements.lock" in r)
-    repo_install = next(i for i, r in enumerate(runs) if "pip install --no-cache-dir --no-deps /app" in r)
+    lock_install = next(
+        i for i, r in enumerate(runs) if "--requirement /tmp/requirements.lock" in r
+    )
+    repo_install = next(
+        i for i, r in enumerate(runs) if "pip install --no-cache-dir --no-deps /app" in r
+    )
     assert lock_install < repo_install
     assert "pip check" in runs[repo_install]
     # What the install needs gets past the build-context filter.
-    ignore = [line.strip() for line in (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
-              if line.strip() and not line.startswith("#")]
+    ignore = [
+        line.strip()
+        for line in (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     assert ignore[0] == "*", "an allow-list: everything out, then what the image needs"
     admitted = {line.strip("!/") for line in ignore if line.startswith("!")}
-    packages = {p.rstrip("*") for p in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]}
+    packages = {
+        p.rstrip("*") for p in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
+    }
     assert packages | {"pyproject.toml", PROJECT["readme"], "docker", "examples"} <= admitted
 
 
@@ -196,8 +221,12 @@ def test_every_runtime_dependency_of_pyproject_is_pinned_in_the_lock_and_satisfi
     for text in PROJECT["dependencies"]:
         req = Requirement(text)
         key = canonicalize_name(req.name)
-        assert key in pins, f"pyproject dependency {text!r} is not pinned in docker/requirements.lock"
-        assert Version(pins[key]) in req.specifier, f"{req.name}=={pins[key]} does not satisfy {text!r}"
+        assert key in pins, (
+            f"pyproject dependency {text!r} is not pinned in docker/requirements.lock"
+        )
+        assert Version(pins[key]) in req.specifier, (
+            f"{req.name}=={pins[key]} does not satisfy {text!r}"
+        )
     assert canonicalize_name(PROJECT["name"]) not in pins, "the lock must not pin raysweep itself"
     assert not (TEST_ONLY & set(pins)), f"test-only tools in the lock: {TEST_ONLY & set(pins)}"
 
@@ -209,7 +238,10 @@ def test_the_lock_is_closed_under_the_requirements_of_what_it_pins():
     the pinned one (the development venv, which the lock was generated from).
     """
     pins = lock()
-    extras = {canonicalize_name(Requirement(t).name): set(Requirement(t).extras) for t in PROJECT["dependencies"]}
+    extras = {
+        canonicalize_name(Requirement(t).name): set(Requirement(t).extras)
+        for t in PROJECT["dependencies"]
+    }
     checked, missing = 0, []
     for key, version in pins.items():
         try:
@@ -228,7 +260,9 @@ def test_the_lock_is_closed_under_the_requirements_of_what_it_pins():
             dep = canonicalize_name(req.name)
             if dep not in pins or (req.specifier and Version(pins[dep]) not in req.specifier):
                 missing.append(f"{key}=={version} needs {text} (lock: {pins.get(dep)})")
-    assert checked >= len(pins) // 2, "the venv no longer matches the lock: regenerate it (docker/make_lock.py)"
+    assert checked >= len(pins) // 2, (
+        "the venv no longer matches the lock: regenerate it (docker/make_lock.py)"
+    )
     assert not missing, "\n".join(missing)
 
 
@@ -239,13 +273,20 @@ def test_compose_services_share_image_token_network_and_agree_with_the_entrypoin
     modes = entrypoint_modes()
     secret_name = "ray_auth_token"
     assert doc["secrets"][secret_name]["file"], "the token is a file-based compose secret"
-    assert not (DOCKER / "secrets" / secret_name).exists() or "secrets/" in (DOCKER / ".gitignore").read_text()
+    assert (
+        not (DOCKER / "secrets" / secret_name).exists()
+        or "secrets/" in (DOCKER / ".gitignore").read_text()
+    )
     networks = set()
     for name, service in services.items():
         assert compose_default(service["image"]) == image_name(), name
         assert service["build"] == {"context": "..", "dockerfile": "docker/Dockerfile"}, name
-        assert (DOCKER / service["build"]["context"] / service["build"]["dockerfile"]).resolve() == DOCKER / "Dockerfile"
-        assert service["command"][0] in modes, f"{name}: unknown entrypoint mode {service['command']}"
+        assert (
+            DOCKER / service["build"]["context"] / service["build"]["dockerfile"]
+        ).resolve() == DOCKER / "Dockerfile"
+        assert service["command"][0] in modes, (
+            f"{name}: unknown entrypoint mode {service['command']}"
+        )
         assert secret_name in service["secrets"], name
         env = service["environment"]
         assert env["RAY_AUTH_MODE"] == "token", name
@@ -254,10 +295,16 @@ def test_compose_services_share_image_token_network_and_agree_with_the_entrypoin
         networks.add(tuple(service["networks"]))
         if name != "ray-head":
             assert "ports" not in service, f"{name} must not publish ports"
-    assert len(networks) == 1 and doc["networks"][networks.pop()[0]].get("driver", "bridge") == "bridge"
+    assert (
+        len(networks) == 1
+        and doc["networks"][networks.pop()[0]].get("driver", "bridge") == "bridge"
+    )
     # The Dockerfile's defaults are the compose ones.
     env = dockerfile_env()
-    assert env["RAY_AUTH_MODE"] == "token" and env["RAY_AUTH_TOKEN_PATH"] == f"/run/secrets/{secret_name}"
+    assert (
+        env["RAY_AUTH_MODE"] == "token"
+        and env["RAY_AUTH_TOKEN_PATH"] == f"/run/secrets/{secret_name}"
+    )
 
 
 def test_compose_ports_addresses_and_dashboard():
@@ -276,7 +323,9 @@ def test_compose_ports_addresses_and_dashboard():
     # The dashboard is published on the host's loopback only, at the port the head serves.
     dashboard = head["environment"].get("RAY_DASHBOARD_PORT", defaults["RAY_DASHBOARD_PORT"])
     assert head["ports"] == [f"127.0.0.1:{dashboard}:{dashboard}"]
-    assert defaults["RAY_DASHBOARD_HOST"] == "127.0.0.1", "the entrypoint's own default stays on loopback"
+    assert defaults["RAY_DASHBOARD_HOST"] == "127.0.0.1", (
+        "the entrypoint's own default stays on loopback"
+    )
     # Every port the entrypoint pins is documented by EXPOSE.
     exposed = exposed_ports()
     for name, value in defaults.items():
@@ -290,10 +339,16 @@ def test_the_run_folder_is_one_path_on_a_named_volume_in_compose_dockerfile_entr
     driver = doc["services"]["driver"]
     run_dir = driver["environment"]["RUN_DIR"]
     assert run_dir == entrypoint_defaults()["RUN_DIR"] == dockerfile_env()["RUN_DIR"]
-    volume, mount = next((v.split(":")[0], v.split(":")[1]) for v in driver["volumes"] if isinstance(v, str))
+    volume, mount = next(
+        (v.split(":")[0], v.split(":")[1]) for v in driver["volumes"] if isinstance(v, str)
+    )
     assert volume in doc["volumes"], "the run folder is on a named volume"
     assert run_dir.startswith(mount.rstrip("/") + "/")
-    assert dockerfile_env()["SPEC"] == entrypoint_defaults()["SPEC"] == compose_default(driver["environment"]["SPEC"])
+    assert (
+        dockerfile_env()["SPEC"]
+        == entrypoint_defaults()["SPEC"]
+        == compose_default(driver["environment"]["SPEC"])
+    )
     spec_in_repo = REPO / entrypoint_defaults()["SPEC"].removeprefix("/app/")
     assert spec_in_repo.is_file(), "the default SPEC is copied into the image from the repository"
 
@@ -301,7 +356,11 @@ def test_the_run_folder_is_one_path_on_a_named_volume_in_compose_dockerfile_entr
     head = ray_pods()["head"]
     container = head["containers"][0]
     assert env_of(container)["RUN_DIR"] == run_dir
-    claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in head["volumes"] if "persistentVolumeClaim" in v}
+    claims = {
+        v["name"]: v["persistentVolumeClaim"]["claimName"]
+        for v in head["volumes"]
+        if "persistentVolumeClaim" in v
+    }
     mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
     assert claims[mounts[mount]] == pvc["metadata"]["name"]
 
@@ -320,11 +379,15 @@ def test_rayjob_runs_the_entrypoint_driver_and_retries_on_a_new_cluster():
     assert instructions("ENTRYPOINT") == [f'["{entrypoint[0]}"]']
     assert spec["backoffLimit"] >= 1, "a failed driver is retried (and resumes)"
     assert spec["shutdownAfterJobFinishes"] is True and spec["submissionMode"] == "K8sJobMode"
-    assert "entrypointNumCpus" not in spec, "the head offers no CPUs; the driver must not ask for any"
+    assert "entrypointNumCpus" not in spec, (
+        "the head offers no CPUs; the driver must not ask for any"
+    )
     assert spec["rayClusterSpec"]["rayVersion"] == lock()["ray"]
     head = spec["rayClusterSpec"]["headGroupSpec"]
     assert head["rayStartParams"]["num-cpus"] == "0"
-    assert "RAY_ADDRESS" not in env_of(head["template"]["spec"]["containers"][0]), "the job supervisor sets it"
+    assert "RAY_ADDRESS" not in env_of(head["template"]["spec"]["containers"][0]), (
+        "the job supervisor sets it"
+    )
 
 
 def test_rayjob_pods_share_image_and_token_with_compose():
@@ -341,35 +404,59 @@ def test_rayjob_pods_share_image_and_token_with_compose():
         volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
         assert volume["secret"]["secretName"] == secret, name
         assert mount["subPath"] == "auth_token", f"{name}: KubeRay's Secret key is auth_token"
-        assert pod["securityContext"]["runAsUser"] != 0 and pod["securityContext"]["runAsNonRoot"], name
+        assert (
+            pod["securityContext"]["runAsUser"] != 0 and pod["securityContext"]["runAsNonRoot"]
+        ), name
         assert pod.get("automountServiceAccountToken") is False, name
 
 
 def test_rayjob_ports_match_the_entrypoint_and_workers_tolerate_spot():
     spec = kuberay()["RayJob"]["spec"]["rayClusterSpec"]
     defaults = entrypoint_defaults()
-    params = {"port": "RAY_PORT", "node-manager-port": "RAY_NODE_MANAGER_PORT",
-              "object-manager-port": "RAY_OBJECT_MANAGER_PORT", "min-worker-port": "RAY_MIN_WORKER_PORT",
-              "max-worker-port": "RAY_MAX_WORKER_PORT", "metrics-export-port": "RAY_METRICS_EXPORT_PORT",
-              "runtime-env-agent-port": "RAY_RUNTIME_ENV_AGENT_PORT",
-              "dashboard-agent-grpc-port": "RAY_DASHBOARD_AGENT_GRPC_PORT"}
+    params = {
+        "port": "RAY_PORT",
+        "node-manager-port": "RAY_NODE_MANAGER_PORT",
+        "object-manager-port": "RAY_OBJECT_MANAGER_PORT",
+        "min-worker-port": "RAY_MIN_WORKER_PORT",
+        "max-worker-port": "RAY_MAX_WORKER_PORT",
+        "metrics-export-port": "RAY_METRICS_EXPORT_PORT",
+        "runtime-env-agent-port": "RAY_RUNTIME_ENV_AGENT_PORT",
+        "dashboard-agent-grpc-port": "RAY_DASHBOARD_AGENT_GRPC_PORT",
+    }
     groups = [spec["headGroupSpec"], *spec["workerGroupSpecs"]]
     for group in groups:
         for param, value in group["rayStartParams"].items():
             if param in params:
-                assert value == defaults[params[param]], f"{param}={value} vs entrypoint {params[param]}"
-    head_ports = {p["name"]: p["containerPort"] for p in spec["headGroupSpec"]["template"]["spec"]["containers"][0]["ports"]}
+                assert value == defaults[params[param]], (
+                    f"{param}={value} vs entrypoint {params[param]}"
+                )
+    head_ports = {
+        p["name"]: p["containerPort"]
+        for p in spec["headGroupSpec"]["template"]["spec"]["containers"][0]["ports"]
+    }
     assert head_ports["gcs-server"] == int(defaults["RAY_PORT"])
     assert head_ports["dashboard"] == int(defaults["RAY_DASHBOARD_PORT"])
     assert head_ports["client"] == int(defaults["RAY_CLIENT_SERVER_PORT"])
     for group in spec["workerGroupSpecs"]:
         pod = group["template"]["spec"]
-        assert pod.get("nodeSelector") and pod.get("tolerations"), "worker pods are meant for spot capacity"
-    assert not spec["headGroupSpec"]["template"]["spec"].get("tolerations"), "the head stays on on-demand nodes"
+        assert pod.get("nodeSelector") and pod.get("tolerations"), (
+            "worker pods are meant for spot capacity"
+        )
+    assert not spec["headGroupSpec"]["template"]["spec"].get("tolerations"), (
+        "the head stays on on-demand nodes"
+    )
 
 
-@pytest.mark.parametrize("path", ["docker/Dockerfile", "docker/compose.yaml", "docker/kuberay/rayjob.yaml",
-                                  "docker/kuberay/pvc.yaml", "docs/cluster.md"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "docker/Dockerfile",
+        "docker/compose.yaml",
+        "docker/kuberay/rayjob.yaml",
+        "docker/kuberay/pvc.yaml",
+        "docs/cluster.md",
+    ],
+)
 def test_the_runbook_and_files_exist(path):
     assert (REPO / path).is_file()
 
@@ -380,7 +467,10 @@ def test_the_inspect_pod_reads_the_same_run_folder_with_the_same_image():
     container = pod["containers"][0]
     assert container["image"] == image_name()
     claim = next(v for v in pod["volumes"] if "persistentVolumeClaim" in v)
-    assert claim["persistentVolumeClaim"]["claimName"] == docs["PersistentVolumeClaim"]["metadata"]["name"]
+    assert (
+        claim["persistentVolumeClaim"]["claimName"]
+        == docs["PersistentVolumeClaim"]["metadata"]["name"]
+    )
     mount = next(m for m in container["volumeMounts"] if m["name"] == claim["name"])
     assert entrypoint_defaults()["RUN_DIR"].startswith(mount["mountPath"] + "/")
     assert pod["securityContext"]["runAsUser"] == ray_pods()["head"]["securityContext"]["runAsUser"]

@@ -42,16 +42,27 @@ REPO = Path(__file__).resolve().parents[2]
 ENTRYPOINT = REPO / "docker" / "entrypoint"
 SLOW = "tests.strategies_for_tests:SlowMomentum"
 # Ports the entrypoint pins for containers; empty = Ray picks (several nodes share 127.0.0.1).
-PER_NODE_PORTS = ("RAY_NODE_MANAGER_PORT", "RAY_OBJECT_MANAGER_PORT", "RAY_RUNTIME_ENV_AGENT_PORT",
-                  "RAY_DASHBOARD_AGENT_GRPC_PORT", "RAY_METRICS_EXPORT_PORT", "RAY_MIN_WORKER_PORT",
-                  "RAY_MAX_WORKER_PORT")
+PER_NODE_PORTS = (
+    "RAY_NODE_MANAGER_PORT",
+    "RAY_OBJECT_MANAGER_PORT",
+    "RAY_RUNTIME_ENV_AGENT_PORT",
+    "RAY_DASHBOARD_AGENT_GRPC_PORT",
+    "RAY_METRICS_EXPORT_PORT",
+    "RAY_MIN_WORKER_PORT",
+    "RAY_MAX_WORKER_PORT",
+)
 TOTAL, TASKS = 300, 50  # 60 lookbacks x 5 bands, 6 configs per task
 SLEEP = "0.01"  # seconds per config in SlowMomentum: 1.5 s of sleeping for 2 CPUs
 
 
 def slow_doc() -> dict[str, Any]:
-    return small_spec_dict(strategy={"name": SLOW}, grid={"lookback": {"start": 5, "stop": 245, "step": 4},
-                                                           "band": [0.0, 0.004, 0.008, 0.012, 0.016]})
+    return small_spec_dict(
+        strategy={"name": SLOW},
+        grid={
+            "lookback": {"start": 5, "stop": 245, "step": 4},
+            "band": [0.0, 0.004, 0.008, 0.012, 0.016],
+        },
+    )
 
 
 def free_port() -> int:
@@ -113,24 +124,43 @@ class EntrypointCluster:
         log = self.logs / f"{self.count:02d}-{mode}.log"
         full = {**self.env, "RAY_DASHBOARD_AGENT_LISTEN_PORT": str(free_port()), **env}
         with log.open("wb") as out:
-            proc = subprocess.Popen([str(ENTRYPOINT), mode], env=full, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                [str(ENTRYPOINT), mode],
+                env=full,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         proc.log = log  # type: ignore[attr-defined]
         self.procs.append(proc)
         return proc
 
     def head(self) -> subprocess.Popen[bytes]:
-        return self.start("head", RAY_NUM_CPUS="0", RAY_DASHBOARD_HOST="127.0.0.1",
-                          RAY_DASHBOARD_PORT=str(self.dashboard_port), RAY_CLIENT_SERVER_PORT=str(free_port()))
+        return self.start(
+            "head",
+            RAY_NUM_CPUS="0",
+            RAY_DASHBOARD_HOST="127.0.0.1",
+            RAY_DASHBOARD_PORT=str(self.dashboard_port),
+            RAY_CLIENT_SERVER_PORT=str(free_port()),
+        )
 
     def worker(self) -> subprocess.Popen[bytes]:
         # SlowMomentum reads its sleep where it is built (the driver); the worker gets it too.
         return self.start("worker", RAY_NUM_CPUS="2", RAYSWEEP_TEST_SLEEP=SLEEP)
 
     def driver(self, run_dir: Path, spec: Path, **env: str) -> subprocess.Popen[bytes]:
-        settings = {"SWEEP_BATCH_SIZE": "6", "SWEEP_MIN_CPUS": "0", "SWEEP_LOCK_WAIT": "30",
-                    "SWEEP_REPORT": "0", "RAYSWEEP_TEST_SLEEP": SLEEP, **env}
-        return self.start("driver", RAY_ADDRESS=self.address, RUN_DIR=str(run_dir), SPEC=str(spec), **settings)
+        settings = {
+            "SWEEP_BATCH_SIZE": "6",
+            "SWEEP_MIN_CPUS": "0",
+            "SWEEP_LOCK_WAIT": "30",
+            "SWEEP_REPORT": "0",
+            "RAYSWEEP_TEST_SLEEP": SLEEP,
+            **env,
+        }
+        return self.start(
+            "driver", RAY_ADDRESS=self.address, RUN_DIR=str(run_dir), SPEC=str(spec), **settings
+        )
 
     def close(self) -> None:
         for proc in self.procs:
@@ -151,7 +181,9 @@ def wait_for(what: str, check: Any, timeout: float, *procs: subprocess.Popen[byt
     while not check():
         for proc in procs:
             if proc.poll() is not None:
-                pytest.fail(f"waiting for {what}: {proc.args} exited {proc.returncode}:\n{output(proc)[-3000:]}")
+                pytest.fail(
+                    f"waiting for {what}: {proc.args} exited {proc.returncode}:\n{output(proc)[-3000:]}"
+                )
         if time.time() > deadline:
             logs = "\n".join(output(p)[-1500:] for p in procs)
             pytest.fail(f"timed out waiting for {what}\n{logs}")
@@ -194,7 +226,13 @@ def cluster(ray_env, tmp_path_factory) -> Iterator[EntrypointCluster]:  # type: 
             ray.shutdown()
         ray.init(address=c.address, log_to_driver=False)
         assert_loopback_only()
-        wait_for("2 worker CPUs", lambda: ray.cluster_resources().get("CPU", 0) >= 2, 60, head, *c.workers)
+        wait_for(
+            "2 worker CPUs",
+            lambda: ray.cluster_resources().get("CPU", 0) >= 2,
+            60,
+            head,
+            *c.workers,
+        )
         assert ray.cluster_resources().get("CPU", 0) == 2, "the head runs no tasks (RAY_NUM_CPUS=0)"
         assert_loopback_only()
         yield c
@@ -242,16 +280,25 @@ def test_head_dashboard_is_on_loopback_and_wants_the_token(cluster):
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(request, timeout=5) as response:
         assert json.loads(response.read())["ray_version"]
-    listening = {c.laddr.ip for c in psutil.net_connections("tcp")
-                 if c.status == psutil.CONN_LISTEN and c.laddr.port == cluster.dashboard_port}
-    assert listening and all(ipaddress.ip_address(a.removeprefix("::ffff:")).is_loopback for a in listening)
+    listening = {
+        c.laddr.ip
+        for c in psutil.net_connections("tcp")
+        if c.status == psutil.CONN_LISTEN and c.laddr.port == cluster.dashboard_port
+    }
+    assert listening and all(
+        ipaddress.ip_address(a.removeprefix("::ffff:")).is_loopback for a in listening
+    )
 
 
 @pytest.mark.timeout(240)
-def test_worker_killed_mid_sweep_is_replaced_and_the_hash_is_the_local_one(cluster, tmp_path, local_hash):
+def test_worker_killed_mid_sweep_is_replaced_and_the_hash_is_the_local_one(
+    cluster, tmp_path, local_hash
+):
     spec = write_spec(tmp_path / "s.toml", slow_doc())
     run_dir = tmp_path / "run"
-    driver = cluster.driver(run_dir, spec, SWEEP_REPORT="auto")  # runs `sweep report` once it exists
+    driver = cluster.driver(
+        run_dir, spec, SWEEP_REPORT="auto"
+    )  # runs `sweep report` once it exists
     wait_for("a fifth of the parts", lambda: n_parts(run_dir) >= TASKS // 5, 90, driver)
     kill_tree(cluster.workers[0])  # raylet, its task workers and agents: the node is gone
     assert n_parts(run_dir) < TASKS, "the sweep ended before the worker was killed"
@@ -262,7 +309,9 @@ def test_worker_killed_mid_sweep_is_replaced_and_the_hash_is_the_local_one(clust
     assert "parts verified: " in log and "0 bad" in log
     assert results_hash(run_dir) == local_hash
     telemetry = RunStore(run_dir).read_telemetry().to_pandas()
-    assert telemetry["n_configs"].sum() == TOTAL and len(telemetry) == TASKS  # nothing lost, nothing twice
+    assert (
+        telemetry["n_configs"].sum() == TOTAL and len(telemetry) == TASKS
+    )  # nothing lost, nothing twice
     assert telemetry["node"].nunique() == 2, "the old and the new worker node both ran tasks"
     assert (telemetry["attempt"] >= 1).any(), "a task of the killed worker should show a retry"
     sessions = RunStore(run_dir).read_manifest()["sessions"]
@@ -271,7 +320,9 @@ def test_worker_killed_mid_sweep_is_replaced_and_the_hash_is_the_local_one(clust
 
 
 @pytest.mark.timeout(300)
-def test_driver_killed_or_stopped_mid_sweep_then_run_again_resumes_to_the_local_hash(cluster, tmp_path, local_hash):
+def test_driver_killed_or_stopped_mid_sweep_then_run_again_resumes_to_the_local_hash(
+    cluster, tmp_path, local_hash
+):
     spec = write_spec(tmp_path / "s.toml", slow_doc())
     run_dir = tmp_path / "run"
     store = RunStore(run_dir)
@@ -295,7 +346,9 @@ def test_driver_killed_or_stopped_mid_sweep_then_run_again_resumes_to_the_local_
     assert "interrupted: finished parts are saved" in log
     assert not (run_dir / "lock").exists(), "a driver stopped by SIGTERM releases its lock"
     assert not processes_naming("raysweep-driver-node"), "the driver node outlived its driver"
-    assert all(p.poll() is None for p in (cluster.procs[0], *cluster.workers)), "head or worker died"
+    assert all(p.poll() is None for p in (cluster.procs[0], *cluster.workers)), (
+        "head or worker died"
+    )
     done2 = int(store.done_mask(TOTAL).sum())
     assert done < done2 < TOTAL
 
@@ -310,9 +363,15 @@ def test_driver_killed_or_stopped_mid_sweep_then_run_again_resumes_to_the_local_
     assert sessions[1]["took_over_lock"], "the dead driver's stale lock is taken over"
     assert not sessions[2]["took_over_lock"]
     assert sessions[2]["configs_computed"] == TOTAL - done2
-    assert all(_all_loopback(s.get("executor_info", {}).get("node_addresses", ["?"])) for s in sessions)
-    status = subprocess.run([sys.executable, "-m", "sweep", "status", str(run_dir), "--json"],
-                            capture_output=True, text=True, check=True)
+    assert all(
+        _all_loopback(s.get("executor_info", {}).get("node_addresses", ["?"])) for s in sessions
+    )
+    status = subprocess.run(
+        [sys.executable, "-m", "sweep", "status", str(run_dir), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     info = json.loads(status.stdout)
     assert (info["done"], info["remaining"], info["table_hash"]) == (TOTAL, 0, local_hash)
 
@@ -321,13 +380,34 @@ def test_driver_waits_for_a_foreign_lock_then_gives_up(local_run, ray_env, tmp_p
     """A lock refreshed by a driver on another host: retry, then exit 2 (no Ray needed)."""
     run_dir = tmp_path / "run"
     shutil.copytree(local_run, run_dir)
-    (run_dir / "lock").write_text(json.dumps({"pid": 1, "host": "another-host", "proc_start": "1",
-                                              "since": "2026-01-01T00:00:00+00:00"}))
-    env = {**os.environ, "RAYSWEEP_PYTHON": sys.executable, "RUN_DIR": str(run_dir), "RAY_ADDRESS": "auto",
-           "SWEEP_MIN_CPUS": "0", "SWEEP_LOCK_WAIT": "1", "SWEEP_LOCK_RETRY": "0.2"}
-    proc = subprocess.run([str(ENTRYPOINT), "driver"], env=env, capture_output=True, text=True, timeout=120)
+    (run_dir / "lock").write_text(
+        json.dumps(
+            {
+                "pid": 1,
+                "host": "another-host",
+                "proc_start": "1",
+                "since": "2026-01-01T00:00:00+00:00",
+            }
+        )
+    )
+    env = {
+        **os.environ,
+        "RAYSWEEP_PYTHON": sys.executable,
+        "RUN_DIR": str(run_dir),
+        "RAY_ADDRESS": "auto",
+        "SWEEP_MIN_CPUS": "0",
+        "SWEEP_LOCK_WAIT": "1",
+        "SWEEP_LOCK_RETRY": "0.2",
+    }
+    proc = subprocess.run(
+        [str(ENTRYPOINT), "driver"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.count("in use by another driver") == 2, proc.stderr  # refused, retried, refused
+    assert proc.stderr.count("in use by another driver") == 2, (
+        proc.stderr
+    )  # refused, retried, refused
     assert proc.stderr.count("retrying in 0.2s") == 1
     assert "has a manifest: resuming it" in proc.stderr
-    assert json.loads((run_dir / "lock").read_text())["host"] == "another-host", "the live lock is kept"
+    assert json.loads((run_dir / "lock").read_text())["host"] == "another-host", (
+        "the live lock is kept"
+    )

@@ -8,8 +8,8 @@ from sweep import run_sweep, spec_from_dict
 from sweep.report import ReportOptions, build_report, write_report
 from tests.helpers import StopAfter, small_spec_dict
 
-#: Small samples keep arch's SPA fast in tests.
-FAST = ReportOptions(progress=False, spa_max_configs=20, spa_reps=50)
+#: Report options of the tests (no progress bar).
+FAST = ReportOptions(progress=False)
 
 RAISING = small_spec_dict(
     name="raising",

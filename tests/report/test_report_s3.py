@@ -15,9 +15,7 @@ def test_report_of_a_run_on_s3_matches_the_local_one(s3_server, runs, reports, t
     local = reports["complete"][0].data
     assert report.data["integrity"]["table_hash"] == local["integrity"]["table_hash"]
     assert report.data["integrity"]["matches_recorded"] is True
-    assert (
-        report.data["multiple_testing"]["effective_n"] == local["multiple_testing"]["effective_n"]
-    )
+    assert report.data["multiple_testing"]["sweep_wide"] == local["multiple_testing"]["sweep_wide"]
     assert str(default_out_dir(uri)) == "report-demo"
     files = write_report(report, tmp_path / "report-demo")
     assert files.html.is_file() and "s3://sweeps/report-test/demo" in files.markdown.read_text()

@@ -133,7 +133,7 @@ def test_results_section_top_table_and_automatic_heatmap(reports):
     results = reports["complete"][0].data["results"]
     top = results["top"]
     assert len(top) == 10 and [r["rank"] for r in top] == list(range(1, 11))
-    sharpes = [r["sharpe"] for r in top]
+    sharpes = [r["excess_sharpe_ann"] for r in top]
     assert sharpes == sorted(sharpes, reverse=True)
     hm = results["heatmap"]
     # lookback has 15 values, band 4: both multi-valued, in grid order.
@@ -143,7 +143,7 @@ def test_results_section_top_table_and_automatic_heatmap(reports):
 
 
 def test_heatmap_axes_can_be_chosen_and_are_checked(runs):
-    options = ReportOptions(progress=False, heatmap=("band", "lookback"), spa_max_configs=5)
+    options = ReportOptions(progress=False, heatmap=("band", "lookback"))
     hm = build_report(runs["complete"], options).data["results"]["heatmap"]
     assert (hm["x"], hm["y"], hm["chosen"]) == ("band", "lookback", "--heatmap")
     with pytest.raises(SweepError, match=r"'lokback' is not a grid parameter.*'lookback'"):
@@ -156,36 +156,46 @@ def test_heatmap_axes_can_be_chosen_and_are_checked(runs):
 def test_multiple_testing_section(reports):
     mt = reports["complete"][0].data["multiple_testing"]
     assert mt["naive_n"] == 60
-    eff = mt["effective_n"]
-    assert eff["method"] == "exact" and 1.0 <= eff["value"] <= 60
-    assert -1.0 <= eff["mean_pairwise_correlation"] <= 1.0
-    assert eff["li_ji"] is not None and eff["galwey"] is not None and eff["nyholt"] is not None
+    assert (
+        mt["benchmark"]["name"] == "zero" and "positive expected return" in mt["benchmark"]["null"]
+    )
+    dims = mt["dimensionality"]
+    assert dims["method"] == "exact" and 1.0 <= dims["value"] <= 60
+    assert "not a number of trials" in dims["meaning"]
+    assert -1.0 <= dims["mean_pairwise_correlation"] <= 1.0
+    assert dims["li_ji"] is not None and dims["galwey"] is not None and dims["nyholt"] is not None
     assert mt["returns"]["recomputed"] is True and mt["returns"]["sampled"] is False
     check = mt["returns"]["sharpe_check"]
     assert check["identical"] == check["compared"] == 60
-    naive, effective = mt["deflation"]["naive"], mt["deflation"]["effective"]
-    assert naive["n_trials"] == 60 and effective["n_trials"] == eff["value"]
-    # More trials, a higher bar: E[max] and the deflation grow with N.
-    assert naive["expected_max_sharpe"] >= effective["expected_max_sharpe"]
-    assert naive["dsr"] <= effective["dsr"]
-    assert naive["psr"] == effective["psr"]
+    sw = mt["sweep_wide"]
+    assert sw["available"] is True and sw["reps"] == 20 and sw["configs"] == 60
+    for key in ("reality_check_pvalue", "spa_pvalue", "winner_pvalue"):
+        assert 1 / 21 <= sw[key] <= 1.0  # (1 + #) / (1 + B): never 0
+    assert sw["stepm"]["exact"] is True and sw["stepm"]["count"] >= 0
+    implied = mt["implied_trials"]
+    assert implied["available"] is True and implied["n"] >= 1.0
+    naive, boot = mt["deflation"]["naive"], mt["deflation"]["implied"]
+    assert naive["n_trials"] == 60 and boot["n_trials"] == implied["n"]
+    # At the implied N the expected maximum is the mean bootstrap maximum (by construction).
+    assert boot["expected_max_sharpe"] == pytest.approx(implied["mean_null_max_sharpe"], rel=1e-6)
+    assert naive["psr"] == boot["psr"]
     assert 0.0 <= mt["pbo"]["pbo"] <= 1.0 and mt["pbo"]["splits"] == 70
+    # 20 replications cannot support Holm over 60 p-values: the report says why.
     corr = mt["corrections"]
-    assert corr["tests"] == 60 and corr["holm"] <= corr["benjamini_hochberg"] <= corr["raw"]
-    assert mt["spa"]["available"] is True and 0.0 <= mt["spa"]["pvalue"] <= 1.0
-    assert mt["spa"]["configs"] == 20 and mt["spa"]["sampled"] is True
+    assert corr["available"] is False and "B + 1 >= m / alpha" in corr["reason"]
+    assert "spa" not in mt
     assert len(mt["expected_max_curve"]["n"]) == len(
         mt["expected_max_curve"]["expected_max_sharpe"]
     )
 
 
 def test_returns_are_sampled_above_the_cap(runs):
-    options = ReportOptions(progress=False, max_return_configs=25, spa_max_configs=5)
+    options = ReportOptions(progress=False, max_return_configs=25)
     mt = build_report(runs["complete"], options).data["multiple_testing"]
     assert mt["returns"]["sampled"] is True and mt["returns"]["configs"] == 25
     assert "seeded uniform sample of 25" in mt["returns"]["sample"]
-    assert mt["effective_n"]["scope"].startswith("extrapolated to all 60 configs")
-    assert 1.0 <= mt["effective_n"]["value"] <= 60
+    assert mt["dimensionality"]["scope"].startswith("extrapolated to all 60 configs")
+    assert 1.0 <= mt["dimensionality"]["value"] <= 60
 
 
 def test_report_json_is_stable_across_builds(runs):
@@ -216,7 +226,7 @@ def test_a_run_folder_without_results_still_gets_a_report(tmp_path):
     assert "No verdict" in files.markdown.read_text()
 
 
-def test_moved_data_leaves_the_naive_count_to_judge_by(tmp_path):
+def test_moved_data_still_gets_the_sweep_wide_tests(tmp_path):
     import pandas as pd
 
     from sweep import run_sweep, spec_from_dict, synthetic_panel
@@ -238,18 +248,9 @@ def test_moved_data_leaves_the_naive_count_to_judge_by(tmp_path):
         mt["returns"]["recomputed"] is False
         and "cannot rebuild the sweep" in mt["returns"]["reason"]
     )
-    assert mt["effective_n"] is None and mt["deflation"]["effective"] is None
+    assert mt["dimensionality"] is None
+    # Everything the verdict needs is stored in the parts: no returns are recomputed for it.
+    assert mt["sweep_wide"]["available"] is True
     assert mt["deflation"]["naive"]["dsr"] is not None
-    assert mt["spa"] == {"available": False, "reason": "returns were not recomputed"}
+    assert mt["deflation"]["implied"]["dsr"] is not None
     assert mt["pbo"]["available"] is True  # from the stored block statistics
-
-
-def test_spa_is_skipped_without_arch(runs, monkeypatch):
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "arch" else real(name, *a)
-    )
-    mt = build_report(runs["complete"], FAST).data["multiple_testing"]
-    assert mt["spa"] == {"available": False, "reason": "the optional package arch is not installed"}

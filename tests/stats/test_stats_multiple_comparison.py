@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stats import benjamini_hochberg_adjust, holm_adjust, multiple_testing_summary, spa_test
+from stats import benjamini_hochberg_adjust, holm_adjust, multiple_testing_summary
 from sweep.errors import StatsInputError
 
 P = [0.01, 0.04, 0.03, 0.005]
@@ -60,46 +60,3 @@ def test_bad_pvalues_are_refused() -> None:
         benjamini_hochberg_adjust([0.1, 1.5])
     with pytest.raises(StatsInputError, match="alpha"):
         multiple_testing_summary([0.1], alpha=0.0)
-
-
-def test_spa_and_stepm_find_a_planted_edge() -> None:
-    pytest.importorskip("arch")
-    rng = np.random.default_rng(0)
-    r = rng.standard_normal((6, 500)) * 0.01
-    r[2] += 0.004
-    res = spa_test(r, block_size=10, reps=200, seed=1)
-    assert res.pvalue_consistent < 0.01
-    assert res.pvalue_lower <= res.pvalue_consistent <= res.pvalue_upper
-    assert res.superior.tolist() == [2]
-    assert (res.n_series, res.n_obs, res.reps) == (6, 500, 200)
-
-
-def test_spa_on_noise_finds_nothing() -> None:
-    pytest.importorskip("arch")
-    r = np.random.default_rng(1).standard_normal((6, 500)) * 0.01 - 0.0005
-    res = spa_test(r, block_size=10, reps=200, seed=2)
-    assert res.pvalue_consistent > 0.1
-    assert res.superior.size == 0
-
-
-def test_spa_is_reproducible_for_a_seed() -> None:
-    pytest.importorskip("arch")
-    r = np.random.default_rng(3).standard_normal((4, 300)) * 0.01
-    a = spa_test(r, block_size=5, reps=100, seed=7)
-    b = spa_test(r, block_size=5, reps=100, seed=7)
-    assert a.pvalue_consistent == b.pvalue_consistent
-
-
-def test_spa_without_arch_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib
-
-    real = importlib.import_module
-
-    def fake(name: str, package: str | None = None) -> object:
-        if name.startswith("arch"):
-            raise ImportError("No module named 'arch'")
-        return real(name, package)
-
-    monkeypatch.setattr(importlib, "import_module", fake)
-    with pytest.raises(StatsInputError, match="pip install arch"):
-        spa_test(np.zeros((2, 50)) + np.arange(50) * 1e-4, block_size=5, reps=10)

@@ -4,7 +4,7 @@ import sys
 import numpy as np
 
 from sweep import config_id, config_ids, config_seed, config_stream
-from sweep._identity import BOOTSTRAP_STREAM, canonical_config_bytes
+from sweep._identity import STRATEGY_STREAM, canonical_config_bytes, resample_seed
 
 # Pinned ids: these must never change (they key every stored result). Computed once with
 # this recipe; the canonical bytes are spelled out so the pin is reviewable.
@@ -55,11 +55,29 @@ def test_seed_follows_the_design_rule():
     words = tuple(int(cid[i : i + 8], 16) for i in range(0, 32, 8))
     reference = np.random.SeedSequence(entropy=7, spawn_key=words)
     assert config_seed(7, cid).generate_state(4).tolist() == reference.generate_state(4).tolist()
-    child = reference.spawn(2)[BOOTSTRAP_STREAM]
+    child = reference.spawn(2)[STRATEGY_STREAM]
     assert (
-        config_stream(7, cid, BOOTSTRAP_STREAM).generate_state(4).tolist()
+        config_stream(7, cid, STRATEGY_STREAM).generate_state(4).tolist()
         == child.generate_state(4).tolist()
     )
+
+
+def test_resample_seed_is_the_documented_reserved_child():
+    # SeedSequence(root, spawn_key=("RESM", n_obs, block_length, method code)): no config in it.
+    ref = np.random.SeedSequence(entropy=7, spawn_key=(0x5245534D, 6524, 21, 0))
+    assert resample_seed(7, 6524, 21, "circular").generate_state(4).tolist() == (
+        ref.generate_state(4).tolist()
+    )
+    states = {
+        tuple(resample_seed(7, n, b, m).generate_state(2).tolist())
+        for n, b, m in [
+            (6524, 21, "circular"),
+            (6524, 21, "stationary"),
+            (6524, 20, "circular"),
+            (6523, 21, "circular"),
+        ]
+    }
+    assert len(states) == 4
 
 
 def test_seeds_do_not_depend_on_order():

@@ -7,7 +7,7 @@ from scipy import stats as sps
 
 from stats import path_statistics
 from strategies import StrategyOutput
-from sweep._metrics import MetricSettings, config_metrics
+from sweep._metrics import MetricSettings, config_metrics, shared_draws
 
 SETTINGS = MetricSettings(
     periods_per_year=252,
@@ -16,6 +16,13 @@ SETTINGS = MetricSettings(
     bootstrap_method="circular",
     pbo_blocks=8,
 )
+
+
+def metrics(out: StrategyOutput, benchmark: np.ndarray | None = None, reps: int = 200):
+    t = out.returns.shape[1]
+    bench = np.zeros(t) if benchmark is None else benchmark
+    draws = shared_draws(5, t, 10, reps, "circular") if reps else None
+    return config_metrics(out, bench, draws, SETTINGS).columns
 
 
 @pytest.fixture
@@ -27,8 +34,7 @@ def output():
 
 
 def test_moments_and_sharpe_match_scipy_and_pandas(output):
-    rngs = [np.random.default_rng(i) for i in range(6)]
-    m = config_metrics(output, rngs, SETTINGS)
+    m = metrics(output)
     r = output.returns
     frame = pd.DataFrame(r.T)
     np.testing.assert_allclose(m["mean"], frame.mean().to_numpy(), rtol=1e-13)
@@ -48,6 +54,23 @@ def test_moments_and_sharpe_match_scipy_and_pandas(output):
     np.testing.assert_allclose(m["turnover"], output.turnover.mean(axis=1) * 252, rtol=1e-12)
     assert m["n_obs"].tolist() == [1003] * 6
     assert m["n_trades"].tolist() == list(range(6))
+    # Benchmark zero: excess returns are the returns.
+    assert m["excess_sharpe"].tobytes() == m["sharpe"].tobytes()
+
+
+def test_excess_moments_are_those_of_returns_minus_the_benchmark(output):
+    bench = np.random.default_rng(3).standard_normal(1003) * 0.008 + 0.0003
+    m = metrics(output, bench)
+    excess = pd.DataFrame((output.returns - bench).T)
+    np.testing.assert_allclose(m["excess_mean"], excess.mean().to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(m["excess_std"], excess.std().to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        m["excess_kurtosis"], sps.kurtosis(excess.to_numpy().T, axis=1, fisher=False), rtol=1e-10
+    )
+    np.testing.assert_allclose(m["mean"], output.returns.mean(axis=1), rtol=1e-13)
+    # PBO blocks are of the excess returns (the selection metric).
+    sums = path_statistics(output.returns - bench, 8).block_sum
+    np.testing.assert_allclose(m["blk_sum_03"], sums[:, 3], rtol=1e-12)
 
 
 def test_block_statistics_drop_the_oldest_remainder(output):
@@ -65,8 +88,8 @@ def test_bootstrap_pvalue_is_null_centred():
     edge = noise[:1] + 0.004  # Sharpe ~0.4 per period: a huge edge
     r = np.vstack([edge, noise])
     out = StrategyOutput(r, np.zeros_like(r), np.zeros(41, dtype=np.int64))
-    m = config_metrics(out, [np.random.default_rng(i) for i in range(41)], SETTINGS)
-    assert m["p_value"][0] == 0.0
+    m = metrics(out)
+    assert m["p_value"][0] == 1 / 201  # (1 + 0) / (1 + B): never 0
     # Under the null the p-values are roughly uniform, not piled at 0.5.
     p = m["p_value"][1:]
     assert 0.25 < p.mean() < 0.75
@@ -76,6 +99,7 @@ def test_bootstrap_pvalue_is_null_centred():
 def test_constant_returns_give_nan_sharpe_not_errors():
     r = np.zeros((2, 100))
     out = StrategyOutput(r, np.zeros_like(r), np.zeros(2, dtype=np.int64))
-    m = config_metrics(out, [np.random.default_rng(0), np.random.default_rng(1)], SETTINGS)
+    m = metrics(out)
     assert np.isnan(m["sharpe"]).all() and np.isnan(m["p_value"]).all()
+    assert np.isnan(m["t_stat"]).all()
     assert (m["total_return"] == 0).all()

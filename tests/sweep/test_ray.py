@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from sweep import PlannerSettings, resolve, run_sweep, spec_from_dict
+from sweep._status import verify_run
 from sweep._store import RunStore
 from sweep.errors import ConfigFailedError
 from sweep.executors._ray import RayExecutor
@@ -15,12 +16,12 @@ pytestmark = pytest.mark.ray
 
 
 @pytest.fixture(scope="module")
-def local_hash(tmp_path_factory) -> str:
-    summary = run_sweep(
-        spec_from_dict(small_spec_dict()), tmp_path_factory.mktemp("l") / "r", progress=False
-    )
-    assert summary.table_hash
-    return summary.table_hash
+def local_hash(tmp_path_factory) -> tuple[str, str]:
+    run_dir = tmp_path_factory.mktemp("l") / "r"
+    summary = run_sweep(spec_from_dict(small_spec_dict()), run_dir, progress=False)
+    null_hash = verify_run(run_dir)["null_summary_hash"]
+    assert summary.table_hash and null_hash
+    return summary.table_hash, null_hash
 
 
 @pytest.mark.parametrize("batch_size", [None, 1, 7, 60])
@@ -32,7 +33,8 @@ def test_ray_gives_the_local_hash_for_any_batch_size(ray_local, tmp_path, local_
         batch_size=batch_size,
         progress=False,
     )
-    assert summary.table_hash == local_hash
+    # Same rows (per-config p-values included) and same sweep-wide null summaries.
+    assert (summary.table_hash, verify_run(tmp_path / "r")["null_summary_hash"]) == local_hash
     telemetry = RunStore(tmp_path / "r").read_telemetry().to_pandas()
     assert telemetry["n_configs"].sum() == 60
     assert (telemetry["start_time"] >= telemetry["submit_time"] - 1).all()

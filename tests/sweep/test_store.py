@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from sweep import load_results, results_hash, run_sweep, spec_from_dict
+from sweep._status import verify_run
 from sweep._store import RunStore
 from tests.helpers import StopAfter, small_spec_dict, write_spec
 
@@ -54,7 +55,7 @@ def folder_snapshot(path: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def reference_hash(tmp_path_factory) -> str:
+def reference_run(tmp_path_factory) -> Path:
     run_dir = tmp_path_factory.mktemp("ref") / "run"
     os.environ["RAYSWEEP_TEST_SLEEP"] = "0"
     try:
@@ -62,11 +63,38 @@ def reference_hash(tmp_path_factory) -> str:
     finally:
         del os.environ["RAYSWEEP_TEST_SLEEP"]
     assert summary.table_hash is not None and summary.done == 300
-    return summary.table_hash
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def reference_hash(reference_run) -> str:
+    return results_hash(reference_run)
+
+
+@pytest.fixture(scope="module")
+def reference_null_hash(reference_run) -> str:
+    digest = verify_run(reference_run)["null_summary_hash"]
+    assert digest is not None
+    return digest
+
+
+def part_count(run_dir: Path) -> int:
+    return len(RunStore(run_dir).part_names())
+
+
+def wait_for_new_part(run_dir: Path, proc: subprocess.Popen[bytes], limit: float = 120.0) -> None:
+    before = part_count(run_dir)
+    deadline = time.monotonic() + limit
+    while proc.poll() is None and part_count(run_dir) == before:
+        if time.monotonic() > deadline:
+            raise AssertionError("the sweep wrote no part within the time limit")
+        time.sleep(0.02)
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_moments_then_resume_gives_the_same_hash(tmp_path, reference_hash):
+def test_sigkill_at_random_moments_then_resume_gives_the_same_hash(
+    tmp_path, reference_hash, reference_null_hash
+):
     spec = write_spec(tmp_path / "s.toml", slow_spec())
     run_dir = tmp_path / "run"
     rng = random.Random(1130)
@@ -79,7 +107,10 @@ def test_sigkill_at_random_moments_then_resume_gives_the_same_hash(tmp_path, ref
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(1.2, 2.5))
+        # Kill at a random moment after this session has written at least one new part,
+        # however slowly the machine starts Python (CI runners take seconds to import).
+        wait_for_new_part(run_dir, proc)
+        time.sleep(rng.uniform(0.0, 0.3))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
@@ -89,13 +120,16 @@ def test_sigkill_at_random_moments_then_resume_gives_the_same_hash(tmp_path, ref
     assert 0 < done_before < 300
     run_cli("resume", str(run_dir), "--quiet", env=env)
     assert results_hash(run_dir) == reference_hash
+    assert verify_run(run_dir)["null_summary_hash"] == reference_null_hash
     manifest = RunStore(run_dir).read_manifest()
     statuses = [s["status"] for s in manifest["sessions"]]
     assert statuses.count("killed") >= 3 and statuses[-1] == "completed"
     assert len(load_results(run_dir)) == 300
 
 
-def test_changing_batch_size_between_sessions_keeps_the_hash(tmp_path, reference_hash, monkeypatch):
+def test_changing_batch_size_between_sessions_keeps_the_hash(
+    tmp_path, reference_hash, reference_null_hash, monkeypatch
+):
     monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
     spec = spec_from_dict(slow_spec())
     run_dir = tmp_path / "run"
@@ -104,6 +138,16 @@ def test_changing_batch_size_between_sessions_keeps_the_hash(tmp_path, reference
     second = run_sweep(spec, run_dir, batch_size=40, progress=False)
     assert second.computed == 300 - first.done
     assert second.table_hash == reference_hash
+    assert verify_run(run_dir)["null_summary_hash"] == reference_null_hash
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, None])
+def test_null_summaries_do_not_depend_on_the_batch_size(
+    tmp_path, reference_null_hash, monkeypatch, batch_size
+):
+    monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0")
+    run_sweep(spec_from_dict(slow_spec()), tmp_path / "run", batch_size=batch_size, progress=False)
+    assert verify_run(tmp_path / "run")["null_summary_hash"] == reference_null_hash
 
 
 def test_truncated_and_altered_parts_are_named_and_only_their_configs_recomputed(

@@ -1,0 +1,104 @@
+"""A part's null summary: computed with its rows, stored inside the part, merged by the report.
+
+Each part carries the :class:`stats.NullSummary` of its configs in the parquet schema metadata
+under :data:`SUMMARY_KEY`, so the summary is written atomically with the rows and verified by
+the part's sha256 name like every other byte of it (invariant 4); resume and ``verify`` cover
+it for free. The encoding is base64 of a one-line JSON header followed by the little-endian
+arrays in field order.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterable
+
+import numpy as np
+import pyarrow as pa
+
+from stats import NullSummary, merge_null_summaries
+from sweep.errors import RunFolderError
+
+#: Schema-metadata key of the summary in a part.
+SUMMARY_KEY = b"raysweep.null_summary"
+SUMMARY_FORMAT = 1
+_FLOAT_FIELDS = ("reality_check", "spa", "null_sharpe", "top_value")
+
+
+def _body(summary: NullSummary) -> bytes:
+    return (
+        b"".join(
+            np.ascontiguousarray(getattr(summary, f), dtype="<f8").tobytes() for f in _FLOAT_FIELDS
+        )
+        + np.ascontiguousarray(summary.top_index, dtype="<i8").tobytes()
+    )
+
+
+def encode_summary(summary: NullSummary) -> bytes:
+    """Serialise a summary (deterministic bytes)."""
+    header = {
+        "format": SUMMARY_FORMAT,
+        "n_configs": summary.n_configs,
+        "reps": summary.reps,
+        "top_k": summary.top_k,
+    }
+    return base64.b64encode(json.dumps(header, sort_keys=True).encode() + b"\n" + _body(summary))
+
+
+def summary_digest(summary: NullSummary) -> str:
+    """sha256 of a merged summary's null maxima and top lists (the sweep-wide tests' input).
+
+    The same sweep gives the same digest whatever its batching, executor or interruptions
+    (invariant 2). The config count is left out: the table hash covers it.
+    """
+    head = f"{SUMMARY_FORMAT}:{summary.reps}:{summary.top_k}\n".encode()
+    return hashlib.sha256(head + _body(summary)).hexdigest()
+
+
+def decode_summary(blob: bytes) -> NullSummary:
+    """Read a summary written by :func:`encode_summary`."""
+    raw = base64.b64decode(blob)
+    line, _, body = raw.partition(b"\n")
+    header = json.loads(line)
+    if header.get("format") != SUMMARY_FORMAT:
+        raise RunFolderError(
+            f"null summary: expected format {SUMMARY_FORMAT}, got {header.get('format')!r}"
+        )
+    reps, k = int(header["reps"]), int(header["top_k"])
+    sizes = [reps, reps, reps, reps * k]
+    arrays, offset = [], 0
+    for size in sizes:
+        arrays.append(np.frombuffer(body, dtype="<f8", count=size, offset=offset).copy())
+        offset += 8 * size
+    top_index = np.frombuffer(body, dtype="<i8", count=reps * k, offset=offset).copy()
+    return NullSummary(
+        n_configs=int(header["n_configs"]),
+        reality_check=arrays[0],
+        spa=arrays[1],
+        null_sharpe=arrays[2],
+        top_value=arrays[3].reshape(reps, k),
+        top_index=top_index.astype(np.int64).reshape(reps, k),
+    )
+
+
+def with_summary(table: pa.Table, summary: NullSummary | None) -> pa.Table:
+    """Attach a summary to a part's table (kept beside any other schema metadata)."""
+    if summary is None:
+        return table
+    meta = {**(table.schema.metadata or {}), SUMMARY_KEY: encode_summary(summary)}
+    return table.replace_schema_metadata(meta)
+
+
+def summary_of(schema: pa.Schema) -> NullSummary | None:
+    """The summary a part's schema carries, or None (a sweep without bootstrap)."""
+    blob = (schema.metadata or {}).get(SUMMARY_KEY)
+    return None if blob is None else decode_summary(blob)
+
+
+def merged_summary(schemas: Iterable[pa.Schema]) -> NullSummary | None:
+    """Merge the summaries of parts (by their schemas); None if any part has none."""
+    found = [summary_of(schema) for schema in schemas]
+    if not found or any(s is None for s in found):
+        return None
+    return merge_null_summaries([s for s in found if s is not None])
