@@ -41,7 +41,7 @@ from sweep._calibration import (
 )
 
 #: Planted-edge strengths (drift std / noise std) giving a grid-best Sharpe of ~1 and ~0.5.
-EDGES = {"strong": 0.14, "weak": 0.085}
+EDGES = {"strong": 0.16, "weak": 0.10}
 
 
 def _one(args: tuple[int, float, str, int]) -> PanelOutcome:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -24,6 +25,33 @@ app = typer.Typer(
 )
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
+
+
+def _print_version(value: bool) -> None:
+    if not value:
+        return
+    from sweep._environment import library_versions
+    from sweep._version import ENGINE_VERSION
+
+    lines = [f"raysweep {ENGINE_VERSION}"]
+    lines += [f"  {name:<11} {v or 'not installed'}" for name, v in library_versions().items()]
+    out.print("\n".join(lines), highlight=False, markup=False)
+    raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the engine version and the library versions a report records.",
+        ),
+    ] = False,
+) -> None:
+    """Distributed, resumable, auditable parameter sweeps for trading-strategy backtests."""
 
 
 class ExecutorKind(StrEnum):
@@ -193,31 +221,54 @@ def status(
     if as_json:
         out.print_json(json.dumps(info))
         return
-    table = Table(show_header=False, box=None)
-    for key in (
-        "name",
-        "total",
-        "done",
-        "failed",
-        "remaining",
-        "parts",
-        "last_activity",
-        "table_hash",
-    ):
-        table.add_row(key, str(info[key]))
-    out.print(table)
-    sessions = Table("session", "start", "end", "host", "executor", "status", "computed")
+    total, done = info["total"], info["done"]
+    share = done / total if total else 1.0
+    filled = round(30 * share)
+    lines = [
+        f"name:          {info['name']}",
+        f"progress:      [{'#' * filled}{'.' * (30 - filled)}] {share:.1%}",
+        f"configs:       {done:,} of {total:,} done, {info['failed']:,} failed, "
+        f"{info['remaining']:,} remaining",
+        f"parts:         {info['parts']:,}",
+        f"last activity: {info['last_activity'] or '-'}",
+        f"driver:        {_driver_text(info['lock'])}",
+        f"table hash:    {info['table_hash'] or '- (until every config is done)'}",
+    ]
+    if info["remaining"]:
+        lines.append(f"next:          sweep resume {run_dir}")
+    else:
+        lines.append(f"next:          sweep report {run_dir}   (or: sweep results {run_dir})")
+    out.print("\n".join(lines), highlight=False, soft_wrap=True, markup=False)
+    sessions = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in ("session", "start (UTC)", "end", "host", "executor", "status", "configs"):
+        sessions.add_column(header, no_wrap=True)
     for s in info["sessions"]:
         sessions.add_row(
             str(s["id"]),
-            s["start"],
-            str(s.get("end")),
+            _when(s["start"]),
+            _when(s.get("end"), s["start"]),
             s["host"],
             s.get("executor", ""),
             s["status"],
-            str(s.get("configs_computed", "")),
+            f"{s.get('configs_computed', 0):,}",
         )
+    out.print()
     out.print(sessions)
+
+
+def _when(stamp: str | None, same_day_as: str | None = None) -> str:
+    """An ISO time as ``YYYY-MM-DD HH:MM:SS`` (only the time when on ``same_day_as``'s day)."""
+    if not stamp:
+        return "-"
+    day, _, rest = stamp.partition("T")
+    clock = rest[:8]
+    return clock if same_day_as and same_day_as.startswith(day) else f"{day} {clock}"
+
+
+def _driver_text(lock: dict[str, Any] | None) -> str:
+    if not lock:
+        return "none running"
+    return f"lock held by pid {lock.get('pid')} on {lock.get('host')}"
 
 
 @app.command()
@@ -246,14 +297,25 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
 def results(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     top: Annotated[int | None, typer.Option("--top", min=1, help="Only the best K rows.")] = None,
-    sort: Annotated[str, typer.Option("--sort", help="Metric to sort by (descending).")] = "sharpe",
+    sort: Annotated[
+        str, typer.Option("--sort", help="Metric to sort by (descending).")
+    ] = "excess_sharpe_ann",
+    columns: Annotated[
+        str | None,
+        typer.Option("--columns", help="Table columns, comma-separated (default: key ones)."),
+    ] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Every column in the table (but PBO block sums).")
+    ] = False,
     fmt: Annotated[
         OutputFormat, typer.Option("--format", help="Output format.")
     ] = OutputFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
 ) -> None:
-    """Print or export a run folder's results."""
+    """Print or export a run folder's results (the table view rounds; csv/json/parquet do not)."""
+    from sweep._results_view import results_table_view, view_columns
     from sweep._status import results_frame
+    from sweep._store import RunStore
 
     frame = results_frame(run_dir, sort, top)
     if fmt is OutputFormat.parquet:
@@ -262,14 +324,24 @@ def results(
         frame.to_parquet(output, index=False)
         return
     if fmt is OutputFormat.table:
-        shown = frame.drop(columns=[c for c in frame.columns if c.startswith("blk_")])
-        table = Table(*map(str, shown.columns))
-        for row in shown.itertuples(index=False):
-            table.add_row(*(_cell(v) for v in row))
-        if output is None:
-            out.print(table)
-        else:
-            Console(file=output.open("w"), width=400).print(table)
+        axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
+        params = [str(a["name"]) for a in axes if int(a["size"]) > 1] or [
+            str(a["name"]) for a in axes
+        ]
+        names = None if columns is None else [c.strip() for c in columns.split(",") if c.strip()]
+        shown = view_columns(frame, params, names, show_all)
+        console = out if output is None else Console(file=output.open("w"), width=10_000)
+        if not console.is_terminal:
+            console = Console(file=console.file, width=10_000)
+        keep = 1 + sum(p in shown for p in params)
+        table, hidden = results_table_view(frame, shown, console, keep)
+        console.print(table)
+        if hidden:
+            err.print(
+                f"not shown (terminal too narrow): {', '.join(hidden)}\n"
+                "widen the terminal, pick --columns, or use --format csv",
+                highlight=False,
+            )
         return
     text = (
         frame.to_csv(index=False)
@@ -280,14 +352,6 @@ def results(
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
         output.write_text(text)
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if value is None:
-        return ""
-    return str(value)
 
 
 @app.command()

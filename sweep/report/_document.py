@@ -18,6 +18,7 @@ from sweep.report._blocks import (
     pct,
     seconds,
 )
+from sweep.report._summary import summary_blocks
 
 #: Figures of each section, in order, with their captions.
 FIGURES: dict[str, dict[str, str]] = {
@@ -616,7 +617,7 @@ def report_document(data: dict[str, Any], figures: list[str]) -> list[Block]:
     Returns
     -------
     list of Block
-        Title, summary, then sections 1 to 6.
+        Title, the summary (:mod:`sweep.report._summary`), then sections 1 to 6.
     """
     ident = data["identity"]
     verdict = data.get("verdict")
@@ -629,9 +630,7 @@ def report_document(data: dict[str, Any], figures: list[str]) -> list[Block]:
             "note",
         ),
     ]
-    if verdict:
-        style = {True: "good", False: "bad"}.get(verdict["likely_real"], "neutral")
-        blocks.append(Paragraph(verdict["headline"], style))
+    blocks += summary_blocks(data)
     blocks += identity_blocks(ident)
     blocks += integrity_blocks(data["integrity"])
     blocks += execution_blocks(data["execution"], figures)

@@ -55,12 +55,12 @@ def _chromium() -> str | None:
     return "/usr/bin/chromium" if shutil.os.path.exists("/usr/bin/chromium") else None
 
 
-def test_html_renders_in_headless_chromium(reports, tmp_path):
+def screenshot(html, tmp_path, width: int, height: int) -> np.ndarray:
+    """Render a file in headless Chromium; the first screen's pixels (RGB)."""
     browser = _chromium()
     if browser is None:
         pytest.skip("chromium is not installed (scripts/test installs it when run as root)")
-    _, files = reports["complete"]
-    shot = tmp_path / "shot.png"
+    shot = tmp_path / f"shot-{width}x{height}.png"
     cmd = [
         browser,
         "--headless",
@@ -73,14 +73,41 @@ def test_html_renders_in_headless_chromium(reports, tmp_path):
         "--disable-sync",
         f"--user-data-dir={tmp_path / 'profile'}",
         f"--screenshot={shot}",
-        "--window-size=1280,2000",
-        files.html.resolve().as_uri(),
+        f"--window-size={width},{height}",
+        html.resolve().as_uri(),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    pixels = decode_png(shot.read_bytes()).astype(np.float64)
-    assert pixels.shape[:2] == (2000, 1280)
+    pixels = decode_png(shot.read_bytes())[..., :3]
+    assert pixels.shape[:2] == (height, width)
+    return pixels
+
+
+def test_html_renders_in_headless_chromium(reports, tmp_path):
+    _, files = reports["complete"]
+    pixels = screenshot(files.html, tmp_path, 1280, 2000).astype(np.float64)
     assert pixels.var() > 100.0  # text, tables and figures, not a blank page
+
+
+def test_the_summary_is_on_the_first_screen(reports, tmp_path):
+    report, files = reports["complete"]
+    html = files.html.read_text()
+    # The summary (verdict, winner, Sharpe vs benchmark, p-value, OOS, hash) precedes §1.
+    summary, identity = html.index(">Summary<"), html.index(">1. Identity<")
+    head = html[summary:identity]
+    winner = report.data["multiple_testing"]["winner"]
+    for text in ("winner", "annualised Sharpe", "sweep-wide p-value", "out of sample"):
+        assert text in head
+    assert report.data["integrity"]["table_hash"] in head
+    assert f"{winner['sharpe_ann']:.2f}" in head
+    # On a 1280 x 800 screen, the verdict's coloured bar and the summary table are visible
+    # without scrolling: the bar's colour (red, green or amber) appears in the top screen.
+    pixels = screenshot(files.html, tmp_path, 1280, 800).astype(np.int64)
+    bars = [(0xCF, 0x22, 0x2E), (0x1A, 0x7F, 0x37), (0x9A, 0x67, 0x00)]
+    rows = np.flatnonzero(
+        np.any([(np.abs(pixels - bar).sum(axis=2) < 12).any(axis=1) for bar in bars], axis=0)
+    )
+    assert rows.size and rows.max() < 500, rows
 
 
 def fake_bench(folder):
