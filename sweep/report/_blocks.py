@@ -80,7 +80,7 @@ def num(value: Any, digits: int = 4) -> str:
             return "0"
         if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
             return f"{value:.{digits}g}"
-        return f"{value:,.{digits}g}" if abs(value) >= 1e4 else f"{value:.{digits}g}"
+        return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.{digits}g}"
     return str(value)
 
 
