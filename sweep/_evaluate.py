@@ -196,11 +196,12 @@ class _Rows:
     summary: NullSummary | None
 
 
-def _evaluate_rows(sweep: ResolvedSweep, idx: NDArray[np.int64]) -> _Rows:
+def _evaluate_rows(
+    sweep: ResolvedSweep, idx: NDArray[np.int64], bench: NDArray[np.float64]
+) -> _Rows:
     params = sweep.grid.params_at(idx)
     ids = config_ids_at(sweep, params)
     output, errors = _run_strategy(sweep, params, _LazyGenerators(sweep.spec.seed, ids))
-    bench = benchmark_returns(sweep.spec.metrics.benchmark, sweep.panel)
     metrics = config_metrics(output, bench, sweep_draws(sweep), metric_settings(sweep))
     cols = metrics.columns
     failed = np.array([e is not None for e in errors])
@@ -250,8 +251,9 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
     tables = []
     errors: list[str | None] = []
     summaries: list[NullSummary] = []
+    bench = benchmark_returns(sweep.spec.metrics.benchmark, sweep.panel)
     for lo in range(0, idx.shape[0], SUB_BATCH):
-        rows = _evaluate_rows(sweep, idx[lo : lo + SUB_BATCH])
+        rows = _evaluate_rows(sweep, idx[lo : lo + SUB_BATCH], bench)
         errors += rows.errors
         if rows.summary is not None:
             summaries.append(rows.summary)
