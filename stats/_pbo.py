@@ -11,6 +11,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from stats._cscv_kernel import cscv_best_and_ranks
 from stats._row_kernel import path_statistics
 from stats._validation import FloatArray, as_float_array, as_int, check_choice, input_error
 
@@ -18,7 +19,6 @@ PBOMetric = Literal["sharpe", "mean"]
 PBO_METRICS: tuple[str, ...] = ("sharpe", "mean")
 #: Largest number of splits C(S, S/2) accepted (S = 22 gives 705,432; S = 24 is refused).
 MAX_SPLITS = 1_000_000
-_CHUNK_CELLS = 1 << 22  # splits x strategies per chunk (32 MiB per float64 array)
 
 
 @dataclass(frozen=True)
@@ -190,8 +190,8 @@ def probability_of_backtest_overfitting(
     - An in-sample tie for best goes to the lowest column index. A NaN metric (a constant
       strategy's Sharpe) ranks below every number, in and out of sample.
 
-    Computed from per-block sums (:func:`pbo_from_block_stats`), vectorised across
-    splits: the full matrix never has to be re-sliced.
+    Computed from per-block sums (:func:`pbo_from_block_stats`): the full matrix never has
+    to be re-sliced.
 
     References
     ----------
@@ -238,6 +238,13 @@ def pbo_from_block_stats(
     never approach. A sweep can therefore keep ``3 S`` numbers per config instead of its
     return series. Conventions as in :func:`probability_of_backtest_overfitting`.
 
+    The splits run in a compiled kernel (:mod:`stats._cscv_kernel`): each strategy's sums
+    over every subset of each half of the blocks are tabulated, so a split's pooled sums cost
+    one addition, and strategies are compared by ``mean * |mean| / var``, which orders as the
+    Sharpe ratio does. 12,870 splits (S = 16) over 10^6 strategies take about 10 s on two
+    cores, 16 times faster than matrix products over split chunks
+    (``benchmarks/bench_pbo.py``), with identical bests and ranks.
+
     References
     ----------
     .. [1] Bailey, D. H., Borwein, J., López de Prado, M. and Zhu, Q. J. (2017). "The
@@ -276,29 +283,11 @@ def pbo_from_block_stats(
             f"counts: expected at least 2 periods in each half for a Sharpe ratio, got {min_rows:g}"
         )
 
-    best = np.empty(n_splits, dtype=np.int64)
-    rank = np.empty(n_splits)
-    is_best = np.empty(n_splits)
-    oos_best = np.empty(n_splits)
-    chunk = max(1, _CHUNK_CELLS // n)
-    cnt_t, sum_t, sq_t = cnt.T.copy(), x_sum.T.copy(), x_sq.T.copy()
-    for lo in range(0, n_splits, chunk):
-        hi = min(lo + chunk, n_splits)
-        in_sample = np.zeros((hi - lo, s))
-        in_sample[np.arange(hi - lo)[:, np.newaxis], combos[lo:hi]] = 1.0
-        perf_is = _metric(in_sample, cnt_t, sum_t, sq_t, metric)
-        perf_oos = _metric(1.0 - in_sample, cnt_t, sum_t, sq_t, metric)
-        clean_is = np.where(np.isnan(perf_is), -np.inf, perf_is)
-        clean_oos = np.where(np.isnan(perf_oos), -np.inf, perf_oos)
-        star = np.argmax(clean_is, axis=1)
-        rows = np.arange(hi - lo)
-        target = clean_oos[rows, star][:, np.newaxis]
-        below = (clean_oos < target).sum(axis=1)
-        ties = (clean_oos == target).sum(axis=1)
-        best[lo:hi] = star
-        rank[lo:hi] = below + (ties + 1) / 2.0
-        is_best[lo:hi] = perf_is[rows, star]
-        oos_best[lo:hi] = perf_oos[rows, star]
+    best, rank = cscv_best_and_ranks(cnt, x_sum, x_sq, combos, sharpe=metric == "sharpe")
+    in_sample = np.zeros((n_splits, s))
+    in_sample[np.arange(n_splits)[:, np.newaxis], combos] = 1.0
+    is_best = _pooled_metric(in_sample, cnt[best], x_sum[best], x_sq[best], metric)
+    oos_best = _pooled_metric(1.0 - in_sample, cnt[best], x_sum[best], x_sq[best], metric)
 
     omega = rank / (n + 1.0)
     logits = np.log(omega / (1.0 - omega))
@@ -325,16 +314,16 @@ def pbo_from_block_stats(
     )
 
 
-def _metric(
-    selection: FloatArray, cnt_t: FloatArray, sum_t: FloatArray, sq_t: FloatArray, metric: str
+def _pooled_metric(
+    selection: FloatArray, cnt: FloatArray, x_sum: FloatArray, x_sq: FloatArray, metric: str
 ) -> FloatArray:
-    """Metric of every strategy (columns) on each selection of blocks (rows)."""
-    count = selection @ cnt_t
-    total = selection @ sum_t
-    mean = total / count
+    """Metric of row k's strategy (``cnt[k]``, ...) pooled over the blocks ``selection[k]``."""
+    count = (selection * cnt).sum(axis=1)
+    total = (selection * x_sum).sum(axis=1)
+    mean: FloatArray = total / count
     if metric == "mean":
         return mean
-    var = (selection @ sq_t - total * mean) / (count - 1.0)
+    var = ((selection * x_sq).sum(axis=1) - total * mean) / (count - 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         out: FloatArray = np.where(var > 0, mean / np.sqrt(np.maximum(var, 0.0)), np.nan)
     return out

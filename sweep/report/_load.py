@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+from numpy.typing import NDArray
 
 from stats import NullSummary
+from sweep._metrics import block_columns
 from sweep._null_summary import merged_summary
 from sweep._store import QUARANTINE, PartCheck, RunStore
-from sweep._table_hash import sort_by_config_id, table_hash
+from sweep._table_hash import hash_columns
 
 #: Telemetry rows are ordered by these columns (those present), so the report does not
 #: depend on the order the files are listed in.
@@ -34,13 +38,11 @@ class RunData:
         ``manifest.json``.
     part_checks : list of PartCheck
         Every part re-hashed, sorted by name.
-    table : pyarrow.Table or None
-        The results of the parts that verified, sorted by ``config_id``, one row per config
-        (None when no good part exists).
     results : pandas.DataFrame
-        ``table`` as a DataFrame (empty when there is none).
+        The results of the parts that verified, sorted by ``config_id``, one row per config
+        (empty when no good part exists).
     table_hash : str or None
-        Hash of ``table`` (:func:`sweep.table_hash`), whatever its completeness.
+        Hash of those results (:func:`sweep.table_hash`), whatever their completeness.
     telemetry : pandas.DataFrame or None
         One row per task, in a canonical order.
     quarantined : list of str
@@ -48,18 +50,61 @@ class RunData:
     null_summary : NullSummary or None
         The good parts' null summaries merged (None without bootstrap, or when a good part
         lacks one).
+    row_order : ndarray of int64
+        Position, in the good parts concatenated in ``part_checks`` order, of each row of
+        ``results``: how :meth:`block_statistics` puts re-read columns in the same order.
+    rows_in_parts : int
+        Rows of the good parts together (more than ``len(results)`` if a batch was repeated).
     """
 
     location: str
     store: RunStore
     manifest: dict[str, Any]
     part_checks: list[PartCheck]
-    table: pa.Table | None
     results: pd.DataFrame
     table_hash: str | None
     telemetry: pd.DataFrame | None
     quarantined: list[str]
     null_summary: NullSummary | None = None
+    row_order: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    rows_in_parts: int = 0
+
+    def block_statistics(
+        self, rows: NDArray[np.int64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The PBO block sums and sums of squares of some rows of ``results``.
+
+        They are left out of ``results`` (``2 S`` columns, half the table at S = 16) and
+        read again from the good parts when PBO needs them, so the report holds them only
+        for that step.
+
+        Parameters
+        ----------
+        rows : ndarray of int64
+            Positions in ``results``.
+
+        Returns
+        -------
+        sums, sums_sq : ndarray of float64, shape (len(rows), S)
+        """
+        sums_cols, sq_cols = block_columns(int(self.manifest["identity"]["metrics"]["pbo_blocks"]))
+        s = len(sums_cols)
+        # Where each row of the good parts (concatenated) goes in the output, -1 if not asked.
+        dest = np.full(self.rows_in_parts, -1)
+        dest[self.row_order[rows]] = np.arange(len(rows))
+        out = np.empty((2, len(rows), s))
+        start = 0
+        for check in self.part_checks:
+            if not check.ok:
+                continue
+            part = self.store.read_part_columns(check.name, sums_cols + sq_cols)
+            to = dest[start : start + part.num_rows]
+            start += part.num_rows
+            keep = to >= 0
+            for j, name in enumerate(sums_cols + sq_cols):
+                out[j // s, to[keep], j % s] = part.column(name).to_numpy()[keep]
+        pa.default_memory_pool().release_unused()
+        return out[0], out[1]
 
     @property
     def total(self) -> int:
@@ -72,23 +117,47 @@ class RunData:
         return [str(a["name"]) for a in self.manifest["grid"]["axes"]]
 
 
-def _good_table(
-    store: RunStore, checks: list[PartCheck]
-) -> tuple[pa.Table | None, NullSummary | None]:
+def _good_results(
+    store: RunStore, checks: list[PartCheck], left_out: set[str]
+) -> tuple[pd.DataFrame, str | None, NullSummary | None, NDArray[np.int64], int]:
+    """The good parts' rows sorted by ``config_id``, their table hash and null summary.
+
+    Every column is hashed; those in ``left_out`` are not kept in the frame. The last two
+    values are each row's position in the good parts concatenated, and their row count.
+
+    The rows are put in canonical order one column at a time, each column hashed,
+    converted and its unsorted copy dropped as it is taken, so the peak memory is about one
+    copy of the results, not the parts, the sorted table and the frame together.
+    """
     tables = [store.read_part_columns(c.name, None) for c in checks if c.ok]  # type: ignore[arg-type]
     if not tables:
-        return None, None
+        return pd.DataFrame(), None, None, np.zeros(0, dtype=np.int64), 0
     merged = merged_summary(t.schema for t in tables)
-    table = sort_by_config_id(pa.concat_tables(tables, promote_options="none"))
-    ids = table.column("config_id").to_numpy(zero_copy_only=False)
+    table = pa.concat_tables(tables, promote_options="none")
+    del tables
+    order = pc.sort_indices(table, sort_keys=[("config_id", "ascending")])
+    ids = table.column("config_id").take(order).to_numpy(zero_copy_only=False)
     if ids.shape[0] > 1:
         keep = np.concatenate([[True], ids[1:] != ids[:-1]])
-        if not keep.all():
-            table = table.filter(pa.array(keep))
-            if merged is not None:  # a repeated batch: count each config once
-                p = table.column("p_value").to_numpy(zero_copy_only=False)
-                merged = replace(merged, n_configs=int(np.isfinite(p).sum()))
-    return table.replace_schema_metadata(None), merged
+        if not keep.all():  # a repeated batch: count each config once
+            order = order.filter(pa.array(keep))
+    unsorted = dict(zip(table.column_names, table.columns, strict=True))
+    del table
+    columns: dict[str, Any] = {}
+
+    def taken() -> Iterator[tuple[str, pa.ChunkedArray]]:
+        for name in list(unsorted):
+            column = unsorted.pop(name).take(order)  # the unsorted column is freed here
+            if name not in left_out:
+                columns[name] = column.to_pandas()
+            yield name, column
+
+    digest = hash_columns(len(order), taken())
+    results = pd.DataFrame(columns, copy=False)
+    if merged is not None and len(results) < len(ids):
+        p = results["p_value"].to_numpy(dtype=np.float64)
+        merged = replace(merged, n_configs=int(np.isfinite(p).sum()))
+    return results, digest, merged, order.to_numpy(), len(ids)
 
 
 def load_run(run_dir: str | os.PathLike[str]) -> RunData:
@@ -108,9 +177,11 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
     store = RunStore(run_dir)
     manifest = store.read_manifest()
     checks = sorted(store.verify_parts(), key=lambda c: c.name)
-    table, null_summary = _good_table(store, checks)
-    results = table.to_pandas() if table is not None else pd.DataFrame()
-    digest = table_hash(table, presorted=True) if table is not None else None
+    sums_cols, sq_cols = block_columns(int(manifest["identity"]["metrics"]["pbo_blocks"]))
+    results, digest, null_summary, row_order, rows_in_parts = _good_results(
+        store, checks, set(sums_cols + sq_cols)
+    )
+    pa.default_memory_pool().release_unused()  # the parts' buffers, freed but kept
     telemetry_table = store.read_telemetry()
     telemetry = None
     if telemetry_table is not None and telemetry_table.num_rows:
@@ -123,10 +194,11 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
         store=store,
         manifest=manifest,
         part_checks=checks,
-        table=table,
         results=results,
         table_hash=digest,
         telemetry=telemetry,
         quarantined=quarantined,
         null_summary=null_summary,
+        row_order=row_order,
+        rows_in_parts=rows_in_parts,
     )

@@ -25,7 +25,8 @@ class ReportOptions:
         Configs whose returns are recomputed for the dimensionality of the returns; beyond
         it, a seeded uniform sample of this many.
     max_pbo_configs : int
-        Configs whose block statistics enter PBO; beyond it, a seeded uniform sample.
+        Configs whose block statistics enter PBO (every one up to 10^6: 12,870 CSCV splits
+        over 10^6 configs take about 10 s on two cores); beyond it, a seeded uniform sample.
     sample_seed : int
         Seed of every sample the report draws (the same run gives the same report).
     eigen_max_dim : int
@@ -42,8 +43,8 @@ class ReportOptions:
     heatmap: tuple[str, str] | None = None
     heatmap_metric: str = "excess_sharpe_ann"
     bench_dir: str | None = None
-    max_return_configs: int = 20_000
-    max_pbo_configs: int = 100_000
+    max_return_configs: int = 10_000
+    max_pbo_configs: int = 1_000_000
     sample_seed: int = 0
     eigen_max_dim: int = 2048
     alpha: float = 0.05

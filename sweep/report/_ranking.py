@@ -69,24 +69,24 @@ class ResultsPlotData:
 
 
 def ok_results(run: RunData) -> pd.DataFrame:
-    """The configs whose status is ``ok`` (in ``config_id`` order)."""
+    """The configs whose status is ``ok`` (in ``config_id`` order; no copy when all are)."""
     frame = run.results
     if frame.empty:
         return frame
-    return frame[frame["status"] == "ok"]
+    ok = (frame["status"] == "ok").to_numpy(dtype=bool)
+    return frame if ok.all() else frame[ok]
 
 
-def ranked(frame: pd.DataFrame) -> pd.DataFrame:
+def ranked(frame: pd.DataFrame, head: int | None = None) -> pd.DataFrame:
     """Configs by Sharpe of excess returns (the selection metric), best first; NaN last.
 
-    Ties go to the smaller ``config_id``.
+    Ties go to the smaller ``config_id`` (the frame is in ``config_id`` order, and the sort
+    is stable). Only the sort key is sorted, so asking for the ``head`` best copies just
+    those rows.
     """
-    return frame.sort_values(
-        ["excess_sharpe", "config_id"],
-        ascending=[False, True],
-        na_position="last",
-        kind="mergesort",
-    )
+    key = frame["excess_sharpe"].to_numpy(dtype=np.float64)
+    order = np.argsort(np.where(np.isnan(key), np.inf, -key), kind="stable")
+    return frame.iloc[order if head is None else order[:head]]
 
 
 def multi_valued_axes(run: RunData) -> list[str]:
@@ -215,7 +215,7 @@ def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any
             {"available": False, "reason": "no config finished with status ok"},
             ResultsPlotData(np.array([]), None, None, None),
         )
-    order = ranked(frame)
+    order = ranked(frame, head=max(options.top_k, 1))
     top = [_row(r, i + 1, params) for i, (_, r) in enumerate(order.head(options.top_k).iterrows())]
     ann = frame["excess_sharpe_ann"].to_numpy(dtype=np.float64)
     finite = ann[np.isfinite(ann)]

@@ -147,3 +147,50 @@ def test_sharpe_from_stats_needs_sums_of_squares() -> None:
         pbo_from_block_stats(np.full(4, 10), np.ones((3, 4)))
     with pytest.raises(StatsInputError, match="counts"):
         pbo_from_block_stats(np.full(3, 10), np.ones((3, 4)), np.ones((3, 4)))
+
+
+@pytest.mark.parametrize("chunk", [7, 1024])
+def test_ties_and_chunks_match_the_split_by_split_recipe(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Identical strategies tie in and out of sample, across the compiled kernel's chunks.
+
+    The in-sample best among identical columns is the lowest index (numpy's argmax, as in
+    the recipe), and out-of-sample ties get the average rank (scipy's rankdata).
+    """
+    import stats._cscv_kernel as kernel
+
+    monkeypatch.setattr(kernel, "CHUNK", chunk)
+    rng = np.random.default_rng(11)
+    m = rng.standard_normal((240, 40)) * 0.01
+    m[:, 3] += 0.002  # a good strategy ...
+    m[:, [17, 29, 38]] = m[:, [3]]  # ... repeated in later chunks
+    m[:, [8, 9]] = m[:, [20]]
+    res = probability_of_backtest_overfitting(m, 6)
+    np.testing.assert_allclose(res.logits, cscv_by_hand(m, 6), rtol=0, atol=1e-12)
+    # A later twin never wins in sample: the lowest index does.
+    assert not set(res.best_in_sample.tolist()) & {9, 17, 20, 29, 38}
+    assert 3 in set(res.best_in_sample.tolist())
+
+
+def test_many_strategies_agree_with_a_plain_numpy_cscv() -> None:
+    """Thousands of strategies (several chunks): the compiled CSCV equals plain numpy."""
+    rng = np.random.default_rng(12)
+    n, s = 3000, 8
+    counts = np.full(s, 50)
+    sums = rng.standard_normal((n, s)) * 0.1 + 0.01
+    sums_sq = sums**2 / 50 + np.abs(rng.standard_normal((n, s))) * 0.05 + 0.01
+    res = pbo_from_block_stats(counts, sums, sums_sq)
+    for k, chosen in enumerate(itertools.combinations(range(s), s // 2)):
+        mask = np.zeros(s, dtype=bool)
+        mask[list(chosen)] = True
+
+        def sharpe(sel: np.ndarray) -> np.ndarray:
+            cnt, tot = counts[sel].sum(), sums[:, sel].sum(axis=1)
+            var = (sums_sq[:, sel].sum(axis=1) - tot * tot / cnt) / (cnt - 1)
+            return (tot / cnt) / np.sqrt(var)
+
+        is_perf, oos_perf = sharpe(mask), sharpe(~mask)
+        star = int(np.argmax(is_perf))
+        assert res.best_in_sample[k] == star
+        assert res.relative_ranks[k] == rankdata(oos_perf)[star] / (n + 1)
