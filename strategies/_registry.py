@@ -15,6 +15,10 @@ BUILTINS: dict[str, str] = {
 }
 
 
+#: What a strategy class must define (as class attributes, properties or methods).
+STRATEGY_MEMBERS = ("name", "version", "params", "evaluate")
+
+
 def available_strategies() -> list[str]:
     """Return the names of the built-in strategies."""
     return sorted(BUILTINS)
@@ -57,6 +61,13 @@ def get_strategy(name: str) -> Strategy:
             f"strategy.name: module {module_name!r} has no attribute {attr!r}."
             + close_matches(attr, names)
         ) from exc
+    if isinstance(obj, type) and not all(hasattr(obj, a) for a in STRATEGY_MEMBERS):
+        # Only a class that looks like a strategy is instantiated: importing a path must not
+        # become a way to construct arbitrary objects.
+        raise StrategyError(
+            f"strategy.name: {path!r} is a class without the Strategy members "
+            f"{list(STRATEGY_MEMBERS)}; it was not instantiated"
+        )
     strategy = obj() if isinstance(obj, type) else obj
     if not isinstance(strategy, Strategy):
         raise StrategyError(

@@ -13,7 +13,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from sweep._spec import SweepSpec, load_spec, spec_from_dict
+from sweep._spec import ResolvedSweep, SweepSpec, load_spec
 from sweep.errors import SweepError
 
 app = typer.Typer(
@@ -116,10 +116,17 @@ OnErrorOpt = Annotated[
     typer.Option("--on-error", help="record: keep going; raise: stop at the first failing config."),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+AllowImportOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-import",
+        help="A strategy module the run folder may import (repeatable); built-ins need none.",
+    ),
+]
 
 
 def _execute(
-    spec: SweepSpec,
+    spec: SweepSpec | ResolvedSweep,
     run_dir: str,
     executor: ExecutorKind,
     address: str | None,
@@ -199,14 +206,16 @@ def resume(
     batch_size: BatchOpt = "auto",
     on_error: OnErrorOpt = OnErrorMode.record,
     quiet: QuietOpt = False,
+    allow_import: AllowImportOpt = None,
 ) -> None:
     """Continue a sweep from its run folder (the spec is read from its manifest)."""
     from sweep._store import RunStore
+    from sweep._trust import resolve_recorded
 
     _parse_batch_size(batch_size)
     manifest = RunStore(run_dir).read_manifest()
-    sweep_spec = spec_from_dict(manifest["spec"])
-    _execute(sweep_spec, run_dir, executor, address, workers, batch_size, on_error, quiet)
+    sweep = resolve_recorded(manifest, run_dir, allow_import or ())
+    _execute(sweep, run_dir, executor, address, workers, batch_size, on_error, quiet)
 
 
 @app.command()
@@ -229,7 +238,8 @@ def status(
         f"progress:      [{'#' * filled}{'.' * (30 - filled)}] {share:.1%}",
         f"configs:       {done:,} of {total:,} done, {info['failed']:,} failed, "
         f"{info['remaining']:,} remaining",
-        f"parts:         {info['parts']:,}",
+        f"parts:         {info['parts']:,} good"
+        + (f", {len(info['bad_parts'])} bad (left out)" if info["bad_parts"] else ""),
         f"last activity: {info['last_activity'] or '-'}",
         f"driver:        {_driver_text(info['lock'])}",
         f"table hash:    {info['table_hash'] or '- (until every config is done)'}",
@@ -279,6 +289,11 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
     report = verify_run(run_dir)
     for check in report["bad_parts"]:
         err.print(f"BAD PART parts/{check['name']}: {check['reason']}", highlight=False)
+    for check in report["bad_telemetry"]:
+        err.print(
+            f"bad telemetry telemetry/{check['name']}: {check['reason']} (results unaffected)",
+            highlight=False,
+        )
     out.print(
         f"parts verified: {report['good_parts']} good, {len(report['bad_parts'])} bad",
         highlight=False,
@@ -314,10 +329,12 @@ def results(
 ) -> None:
     """Print or export a run folder's results (the table view rounds; csv/json/parquet do not)."""
     from sweep._results_view import results_table_view, view_columns
-    from sweep._status import results_frame
+    from sweep._status import results_frame, results_notes
     from sweep._store import RunStore
 
     frame = results_frame(run_dir, sort, top)
+    for note in results_notes(run_dir):
+        err.print(f"note: {note}", highlight=False, markup=False)
     if fmt is OutputFormat.parquet:
         if output is None:
             raise SweepError("--format parquet: give --output FILE")
@@ -405,6 +422,7 @@ def report(
         ),
     ] = 0.05,
     quiet: QuietOpt = False,
+    allow_import: AllowImportOpt = None,
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html."""
     from sweep.report import (
@@ -422,6 +440,7 @@ def report(
         bench_dir=None if bench_dir is None else str(bench_dir),
         alpha=alpha,
         progress=not quiet,
+        allow_import=tuple(allow_import or ()),
     )
     built = build_report(run_dir, options)
     files = write_report(built, out_dir or default_out_dir(run_dir))

@@ -24,7 +24,7 @@ from sweep._planner import BatchPlan, PlannerSettings, plan_batches
 from sweep._progress import SweepProgress
 from sweep._results import results_hash
 from sweep._spec import ResolvedSweep, SweepSpec, resolve
-from sweep._store import RunStore, utc_now
+from sweep._store import TELEMETRY, RunStore, utc_now
 from sweep._version import ENGINE_VERSION
 from sweep.errors import ConfigFailedError, ExecutionError, RunFolderError
 from sweep.executors import BatchOutcome, Executor, make_executor
@@ -82,12 +82,17 @@ def _open_store(store: RunStore, sweep: ResolvedSweep) -> None:
     if store.exists():
         store.check_compatible(sweep)
         return
-    if store.fs.exists(store.fs.root) and store.fs.listdir(store.fs.root):
+    if not store.is_fresh():
         raise RunFolderError(
             f"run folder {store.location!r} exists, is not empty and has no manifest.json; "
             "choose an empty or new folder"
         )
-    store.create(sweep)
+    try:
+        store.create(sweep)
+    except RunFolderError:
+        if not store.exists():
+            raise
+        store.check_compatible(sweep)  # another driver created it just now: join it
 
 
 def run_sweep(
@@ -178,9 +183,14 @@ def _run_session(
     progress: bool,
     planner: PlannerSettings,
 ) -> RunSummary:
+    store.ensure_folders()
+    store.remove_temp_files()
     quarantined = [c.name for c in store.verify_parts() if not c.ok]
     for name in quarantined:
         store.quarantine(name)
+    for check in store.check_telemetry():
+        if not check.ok:
+            store.quarantine(check.name, TELEMETRY)
     total = len(sweep.grid)
     done_mask = store.done_mask(total)
     todo = np.flatnonzero(~done_mask).astype(np.int64)

@@ -18,6 +18,9 @@ from typing import Protocol
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+#: Name prefix of the temp files atomic writes go through (a killed writer leaves them).
+TEMP_PREFIX = ".tmp-"
+
 
 class RunFilesystem(Protocol):
     """What the store needs from the place a run folder lives."""
@@ -90,12 +93,8 @@ class LocalFilesystem:
     def write_atomic(self, path: str, data: bytes) -> None:
         """Temp file in the same folder, fsync, rename, fsync the folder."""
         folder = os.path.dirname(path)
-        tmp = os.path.join(folder, f".tmp-{secrets.token_hex(8)}")
+        tmp = _write_temp(folder, data)
         try:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -104,17 +103,21 @@ class LocalFilesystem:
         _fsync_dir(folder)
 
     def create_exclusive(self, path: str, data: bytes) -> bool:
-        """``O_CREAT | O_EXCL``: atomic on POSIX filesystems."""
+        """Create ``path`` with ``data`` only if absent: a complete temp file, hard-linked.
+
+        ``link`` is atomic and fails if ``path`` exists, and the temp file is whole before
+        it, so ``path`` never exists half-written (a full disk leaves no empty file behind).
+        """
+        folder = os.path.dirname(path)
+        tmp = _write_temp(folder, data)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.link(tmp, path)
         except FileExistsError:
             return False
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
         finally:
-            os.close(fd)
-        _fsync_dir(os.path.dirname(path))
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        _fsync_dir(folder)
         return True
 
     def exists(self, path: str) -> bool:
@@ -154,6 +157,21 @@ class LocalFilesystem:
     def arrow(self) -> tuple[pafs.FileSystem, str]:
         """The local pyarrow filesystem and the absolute root."""
         return pafs.LocalFileSystem(), self.root
+
+
+def _write_temp(folder: str, data: bytes) -> str:
+    """Write ``data`` to a new temp file in ``folder``, fsynced; its path (removed on error)."""
+    tmp = os.path.join(folder, f"{TEMP_PREFIX}{secrets.token_hex(8)}")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
 
 
 def _fsync_dir(folder: str) -> None:

@@ -26,8 +26,10 @@ def results_table(run_dir: str | os.PathLike[str]) -> pa.Table:
     Returns
     -------
     pyarrow.Table
-        One row per config (a config found in two parts, possible only after a crash between
-        a part's write and the driver's bookkeeping, is kept once: its rows are identical).
+        One row per config of the parts that pass their check
+        (:meth:`sweep._store.RunStore.check_part`; a config found in two parts, possible only
+        after a crash between a part's write and the driver's bookkeeping, is kept once: its
+        rows are identical).
     """
     store = RunStore(run_dir)
     store.read_manifest()  # a clear error if this is not a run folder
@@ -68,8 +70,10 @@ def load_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     return frame
 
 
-def results_hash(run_dir: str | os.PathLike[str]) -> str:
+def results_hash(run_dir: str | os.PathLike[str], parts: list[str] | None = None) -> str:
     """Return the canonical table hash of a run folder's results (invariant 3).
+
+    ``parts`` are the part names to hash (default: every part that passes its check).
 
     Streams one column at a time: the ``config_id`` column fixes the canonical row order,
     then each column is read from every part, put in that order and hashed, so memory stays
@@ -78,7 +82,8 @@ def results_hash(run_dir: str | os.PathLike[str]) -> str:
     """
     store = RunStore(run_dir)
     filesystem, _ = store.fs.arrow()
-    paths = [store.fs.join("parts", name) for name in store.part_names()]
+    names = store.good_parts()[0] if parts is None else parts
+    paths = [store.fs.join("parts", name) for name in names]
     if not paths:
         raise RunFolderError(f"run folder {store.location!r} has no results yet")
     dataset = ds.dataset(paths, format="parquet", filesystem=filesystem)

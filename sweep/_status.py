@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
@@ -15,7 +16,7 @@ from sweep.errors import SweepError, close_matches
 
 
 def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> dict[str, Any]:
-    """Summarise a run folder without verifying parts (cheap).
+    """Summarise a run folder, counting only parts that pass their check.
 
     Parameters
     ----------
@@ -27,13 +28,14 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> di
     Returns
     -------
     dict
-        ``name``, ``total``, ``done``, ``failed``, ``remaining``, ``parts``, ``sessions``,
-        ``last_activity``, ``table_hash`` (None until complete), ``lock`` (live driver).
+        ``name``, ``total``, ``done``, ``failed``, ``remaining``, ``parts`` (good ones),
+        ``bad_parts`` (name and reason each: their configs count as not done),
+        ``sessions``, ``last_activity``, ``table_hash`` (None until complete), ``lock``.
     """
     store = RunStore(run_dir)
     manifest = store.read_manifest()
     total = int(manifest["grid"]["size"])
-    parts = store.part_names()
+    parts, bad = store.good_parts()
     done = int(store.done_mask(total, parts).sum())
     failed = 0
     for name in parts:
@@ -43,42 +45,43 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> di
     times = [s.get("end") or s.get("start") for s in sessions]
     files = [store.fs.join("parts", n) for n in parts]
     if files:
-        from datetime import UTC, datetime
-
         latest = max(store.fs.mtime(f) for f in files)
         times.append(datetime.fromtimestamp(latest, UTC).isoformat(timespec="milliseconds"))
+    complete = with_hash and done == total and total > 0
     return {
         "run_dir": str(run_dir),
-        "name": manifest["spec"]["name"],
+        "name": manifest["spec"].get("name"),
         "spec_hash": manifest["identity"]["spec_hash"],
         "total": total,
         "done": done,
         "failed": failed,
         "remaining": total - done,
         "parts": len(parts),
+        "bad_parts": [{"name": c.name, "reason": c.reason} for c in bad],
         "sessions": sessions,
         "last_activity": max((t for t in times if t), default=None),
-        "table_hash": results_hash(run_dir) if with_hash and done == total and total else None,
+        "table_hash": results_hash(run_dir, parts) if complete else None,
         "lock": store.read_lock(),
     }
 
 
 def verify_run(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """Re-hash every part and check the manifest.
+    """Check every part and telemetry file against the manifest.
 
     Returns
     -------
     dict
-        ``good_parts`` (count), ``bad_parts`` (name and reason each), ``done``, ``total``,
-        ``table_hash`` (of the good parts, when they cover the grid) and
-        ``null_summary_hash`` (:func:`sweep._null_summary.summary_digest` of the merged
-        null summaries, when they cover the grid and the sweep has bootstrap replications).
+        ``good_parts`` (count), ``bad_parts`` (name and reason each), ``bad_telemetry``
+        (likewise; they do not affect results), ``done``, ``total``, ``table_hash`` (of the
+        good parts, when they cover the grid) and ``null_summary_hash``
+        (:func:`sweep._null_summary.summary_digest` of the merged null summaries, when they
+        cover the grid and the sweep has bootstrap replications).
     """
     store = RunStore(run_dir)
     manifest = store.read_manifest()
-    checks = store.verify_parts()
-    good = [c.name for c in checks if c.ok]
-    bad = [{"name": c.name, "reason": c.reason} for c in checks if not c.ok]
+    good, bad_checks = store.good_parts()
+    bad = [{"name": c.name, "reason": c.reason} for c in bad_checks]
+    telemetry = [{"name": c.name, "reason": c.reason} for c in store.check_telemetry() if not c.ok]
     total = int(manifest["grid"]["size"])
     done = int(store.done_mask(total, good).sum()) if good else 0
     complete = not bad and done == total
@@ -86,11 +89,27 @@ def verify_run(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     return {
         "good_parts": len(good),
         "bad_parts": bad,
+        "bad_telemetry": telemetry,
         "done": done,
         "total": total,
-        "table_hash": results_hash(run_dir) if complete else None,
+        "table_hash": results_hash(run_dir, good) if complete else None,
         "null_summary_hash": summary_digest(summary) if summary is not None else None,
     }
+
+
+def results_notes(run_dir: str | os.PathLike[str]) -> list[str]:
+    """What a reader of ``sweep results`` must know: parts left out, configs missing."""
+    info = run_status(run_dir, with_hash=False)
+    notes = [
+        f"part {b['name']} is left out ({b['reason']}); `sweep resume` recomputes its configs"
+        for b in info["bad_parts"]
+    ]
+    if info["remaining"]:
+        notes.append(
+            f"the results cover {info['done']:,} of {info['total']:,} configs "
+            f"({info['remaining']:,} not done yet); continue with: sweep resume {run_dir}"
+        )
+    return notes
 
 
 def results_frame(run_dir: str | os.PathLike[str], sort: str, top: int | None) -> pd.DataFrame:

@@ -7,6 +7,7 @@
     │   └── GridError               a parameter grid is invalid (empty, bad axis, bad constraint)
     ├── DataError                   a price panel cannot be loaded or fails validation
     ├── StrategyError               unknown strategy, bad import path, bad parameters
+    │   └── UntrustedStrategyError  a run folder names a strategy the user did not allow
     ├── RunFolderError              a run folder is unusable or belongs to another spec
     │   ├── RunLockedError          another live driver holds the run folder's lock
     │   └── CorruptPartError        a part file fails its self-check (name vs bytes)
@@ -44,6 +45,10 @@ class DataError(SweepError):
 
 class StrategyError(SweepError):
     """A strategy cannot be found, imported or parameterised."""
+
+
+class UntrustedStrategyError(StrategyError):
+    """A run folder names a non-built-in strategy the user has not allowed to be imported."""
 
 
 class RunFolderError(SweepError):

@@ -37,6 +37,9 @@ class ReportOptions:
         Benjamini-Hochberg corrections.
     progress : bool
         Show progress on a terminal.
+    allow_import : tuple of str
+        Strategy modules the run folder may import to recompute returns (a non-built-in
+        strategy is never imported otherwise; see :mod:`sweep._trust`).
     """
 
     top_k: int = 10
@@ -49,3 +52,4 @@ class ReportOptions:
     eigen_max_dim: int = 2048
     alpha: float = 0.05
     progress: bool = True
+    allow_import: tuple[str, ...] = ()

@@ -30,8 +30,10 @@ from stats import (
     return_moments,
 )
 from sweep._benchmark import benchmark_returns, describe_null
+from sweep._data import Panel, panel_fingerprint
 from sweep._evaluate import config_returns
-from sweep._spec import ResolvedSweep, resolve, spec_from_dict
+from sweep._spec import ResolvedSweep, load_data, spec_from_dict
+from sweep._trust import resolve_recorded
 from sweep.errors import SweepError
 from sweep.report._inference import implied_trials, sweep_wide_tests
 from sweep.report._load import RunData
@@ -66,17 +68,25 @@ def _sample(n: int, size: int, seed: int, stream: int) -> tuple[NDArray[np.int64
     return np.sort(rng.choice(n, size=size, replace=False)).astype(np.int64), True
 
 
-def _resolve(run: RunData) -> ResolvedSweep:
-    manifest = run.manifest
-    sweep = resolve(spec_from_dict(manifest["spec"]))
-    ident = manifest.get("identity", {})
-    if sweep.fingerprint != ident.get("data_fingerprint"):
+def _recorded_panel(run: RunData) -> Panel:
+    """The run's data, loaded from its spec and checked against the recorded fingerprint."""
+    panel = load_data(spec_from_dict(run.manifest["spec"]))
+    fingerprint = panel_fingerprint(panel)
+    recorded = run.manifest.get("identity", {}).get("data_fingerprint")
+    if fingerprint != recorded:
         raise SweepError(
-            "the data the spec names now has fingerprint "
-            f"{sweep.fingerprint[:16]}..., the run used "
-            f"{str(ident.get('data_fingerprint'))[:16]}..."
+            f"the data the spec names now has fingerprint {fingerprint[:16]}..., the run used "
+            f"{str(recorded)[:16]}..."
         )
-    recorded = ident.get("strategy", {})
+    return panel
+
+
+def _resolve(run: RunData, options: ReportOptions) -> ResolvedSweep:
+    """The recorded sweep, its strategy imported only if trusted (:mod:`sweep._trust`)."""
+    sweep = resolve_recorded(
+        run.manifest, run.location, options.allow_import, panel=_recorded_panel(run)
+    )
+    recorded = run.manifest.get("identity", {}).get("strategy", {})
     if sweep.strategy.version != recorded.get("version"):
         raise SweepError(
             f"strategy {sweep.strategy.name!r} is now version {sweep.strategy.version!r}, the run "
@@ -129,7 +139,7 @@ def recompute_returns(
         ),
     }
     try:
-        sweep = _resolve(run)
+        sweep = _resolve(run, options)
         returns = config_returns(sweep, rows["grid_index"].to_numpy(dtype=np.int64))
     except (SweepError, OSError, ImportError) as exc:
         info.update({"recomputed": False, "reason": f"cannot rebuild the sweep: {exc}"})
@@ -253,10 +263,10 @@ def benchmark_section(run: RunData) -> dict[str, Any]:
     if name == "zero":
         return {**out, "sharpe": None, "sharpe_ann": None}
     try:
-        sweep = _resolve(run)
-    except (SweepError, OSError, ImportError) as exc:
+        panel = _recorded_panel(run)
+    except (SweepError, OSError) as exc:
         return {**out, "sharpe": None, "sharpe_ann": None, "reason": str(exc)}
-    sharpe = float(return_moments(benchmark_returns(name, sweep.panel)[None, :]).sharpe[0])
+    sharpe = float(return_moments(benchmark_returns(name, panel)[None, :]).sharpe[0])
     ppy = float(run.manifest["spec"]["metrics"]["periods_per_year"])
     return {**out, "sharpe": sharpe, "sharpe_ann": sharpe * math.sqrt(ppy)}
 
