@@ -308,6 +308,41 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
         out.print(f"null summary hash: {report['null_summary_hash']}", highlight=False)
 
 
+def _print_folds(
+    run_dir: str, fmt: OutputFormat, output: Path | None, allow_import: tuple[str, ...]
+) -> None:
+    """``sweep results --folds``: the fold table (its test window and choice on screen)."""
+    from sweep._out_of_sample import fold_table
+    from sweep._store import RunStore
+
+    frame = fold_table(run_dir, allow_import)
+    if fmt is OutputFormat.parquet:
+        if output is None:
+            raise SweepError("--format parquet: give --output FILE")
+        frame.to_parquet(output, index=False)
+        return
+    if fmt is OutputFormat.table:
+        axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
+        varying = [str(a["name"]) for a in axes if int(a["size"]) > 1]
+        metric = next(c for c in frame.columns if c.startswith("in_sample_"))
+        shown = ["fold", "test", *varying, metric, "oos_sharpe"]
+        view = frame[shown].copy()
+        # A CPCV split tests several windows: the first, and how many more (csv has all).
+        view["test"] = [
+            t if " + " not in t else f"{t.split(' + ')[0]} (+{t.count(' + ')})"
+            for t in view["test"]
+        ]
+        text = view.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+    elif fmt is OutputFormat.csv:
+        text = frame.to_csv(index=False)
+    else:
+        text = frame.to_json(orient="records", indent=1)
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        output.write_text(text)
+
+
 @app.command()
 def results(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
@@ -326,12 +361,19 @@ def results(
         OutputFormat, typer.Option("--format", help="Output format.")
     ] = OutputFormat.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
+    folds: Annotated[
+        bool, typer.Option("--folds", help="The validation folds instead: each fold's choice.")
+    ] = False,
+    allow_import: AllowImportOpt = None,
 ) -> None:
     """Print or export a run folder's results (the table view rounds; csv/json/parquet do not)."""
     from sweep._results_view import results_table_view, view_columns
     from sweep._status import results_frame, results_notes
     from sweep._store import RunStore
 
+    if folds:
+        _print_folds(run_dir, fmt, output, tuple(allow_import or ()))
+        return
     frame = results_frame(run_dir, sort, top)
     for note in results_notes(run_dir):
         err.print(f"note: {note}", highlight=False, markup=False)

@@ -15,9 +15,18 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from stats import NullSummary, ResampleDraws, merge_null_summaries, summarize_null
+from stats import (
+    FoldSummary,
+    NullSummary,
+    ResampleDraws,
+    merge_fold_summaries,
+    merge_null_summaries,
+    summarize_folds,
+    summarize_null,
+)
 from strategies import StrategyOutput
 from sweep._benchmark import benchmark_returns
+from sweep._fold_summary import with_folds
 from sweep._identity import STRATEGY_STREAM, config_ids, config_stream
 from sweep._metrics import (
     FLOAT_METRICS,
@@ -194,6 +203,7 @@ class _Rows:
     data: dict[str, Any]
     errors: list[str | None]
     summary: NullSummary | None
+    folds: FoldSummary | None
 
 
 def _evaluate_rows(
@@ -202,7 +212,15 @@ def _evaluate_rows(
     params = sweep.grid.params_at(idx)
     ids = config_ids_at(sweep, params)
     output, errors = _run_strategy(sweep, params, _LazyGenerators(sweep.spec.seed, ids))
-    metrics = config_metrics(output, bench, sweep_draws(sweep), metric_settings(sweep))
+    validation = sweep.spec.validation
+    metrics = config_metrics(
+        output,
+        bench,
+        sweep_draws(sweep),
+        metric_settings(sweep),
+        sweep.fold_plan,
+        validation.metric if validation is not None else "sharpe",
+    )
     cols = metrics.columns
     failed = np.array([e is not None for e in errors])
     if failed.any():
@@ -219,11 +237,14 @@ def _evaluate_rows(
             sweep.n_returns,
             sweep.spec.metrics.stepm_top_k,
         )
+    folds = None
+    if metrics.fold_values is not None and (~failed).any():
+        folds = summarize_folds(idx[~failed], metrics.fold_values[~failed])
     data: dict[str, Any] = {"config_id": ids, "grid_index": idx, **params}
     data["status"] = [STATUS_ERROR if e else STATUS_OK for e in errors]
     data["error"] = errors
     data.update(cols)
-    return _Rows(data, errors, summary)
+    return _Rows(data, errors, summary, folds)
 
 
 def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchResult:
@@ -251,16 +272,20 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
     tables = []
     errors: list[str | None] = []
     summaries: list[NullSummary] = []
+    fold_summaries: list[FoldSummary] = []
     bench = benchmark_returns(sweep.spec.metrics.benchmark, sweep.panel)
     for lo in range(0, idx.shape[0], SUB_BATCH):
         rows = _evaluate_rows(sweep, idx[lo : lo + SUB_BATCH], bench)
         errors += rows.errors
         if rows.summary is not None:
             summaries.append(rows.summary)
+        if rows.folds is not None:
+            fold_summaries.append(rows.folds)
         arrays = [pa.array(rows.data[f.name], type=f.type) for f in schema]
         tables.append(pa.Table.from_arrays(arrays, schema=schema))
     table = pa.concat_tables(tables).combine_chunks() if tables else schema.empty_table()
     table = with_summary(table, merge_null_summaries(summaries) if summaries else None)
+    table = with_folds(table, merge_fold_summaries(fold_summaries) if fold_summaries else None)
     first = next((e for e in errors if e), None)
     n_errors = sum(e is not None for e in errors)
     return BatchResult(table, time.perf_counter() - start, n_errors, first)

@@ -10,15 +10,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from stats import (
+    FoldPlan,
     ResampleDraws,
     ReturnMoments,
     annualised_sharpe,
     block_starts_and_lengths,
     centred_resample_means,
     config_null_stats,
+    fold_values,
     moments_from_path,
     path_statistics,
 )
+from stats._folds import FoldMetric
 from strategies import StrategyOutput
 from sweep._identity import resample_seed
 
@@ -93,10 +96,14 @@ class ConfigMetrics:
         See :func:`config_metrics`.
     centred : ndarray of float64, shape (n, reps), or None
         Null-centred resample means of the excess returns (None when reps = 0).
+    fold_values : ndarray of float64, shape (n, n_folds), or None
+        The validation metric of the excess returns on each fold's training windows
+        (:func:`stats.fold_values`; None without ``[validation]``).
     """
 
     columns: dict[str, NDArray[np.generic]]
     centred: NDArray[np.float64] | None
+    fold_values: NDArray[np.float64] | None = None
 
 
 def _moment_columns(prefix: str, moments: ReturnMoments, ppy: float) -> dict[str, Any]:
@@ -115,6 +122,8 @@ def config_metrics(
     benchmark: NDArray[np.float64],
     draws: ResampleDraws | None,
     settings: MetricSettings,
+    folds: FoldPlan | None = None,
+    fold_metric: FoldMetric = "sharpe",
 ) -> ConfigMetrics:
     """Compute every per-config metric column from a strategy's batch output.
 
@@ -128,6 +137,10 @@ def config_metrics(
         The sweep's shared bootstrap draws (:func:`shared_draws`); None when reps = 0.
     settings : MetricSettings
         Periods per year, bootstrap reps/block length/method, PBO block count.
+    folds : FoldPlan, optional
+        The ``[validation]`` folds: the fold values are computed when given.
+    fold_metric : {"sharpe", "mean"}
+        What the fold values measure.
 
     Returns
     -------
@@ -176,4 +189,5 @@ def config_metrics(
         cols[name] = np.ascontiguousarray(excess_path.block_sum[:, j])
     for j, name in enumerate(sq_names):
         cols[name] = np.ascontiguousarray(excess_path.block_sumsq[:, j])
-    return ConfigMetrics(cols, centred)
+    values = None if folds is None else fold_values(excess, folds, fold_metric)
+    return ConfigMetrics(cols, centred, values)

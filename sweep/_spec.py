@@ -8,6 +8,7 @@ suggestion); :func:`resolve` then checks the spec against its strategy and its d
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -19,10 +20,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from stats import FoldPlan
 from strategies import Param, Strategy, get_strategy
 from sweep._benchmark import check_benchmark
 from sweep._data import Panel, load_panel, panel_fingerprint, synthetic_panel
 from sweep._grid import RESERVED_KEYS, Axis, Grid, axis_from_definition
+from sweep._validation_spec import CpcvSpec, ValidationSpec, WalkForwardSpec, fold_plan
 from sweep.errors import GridError, SpecError, close_matches
 
 #: Largest PBO block count: C(20, 10) = 184,756 splits.
@@ -97,6 +100,8 @@ class SweepSpec(_Model):
         Per-config metric options.
     costs : dict of str to float
         Strategy parameters held fixed across the grid (e.g. ``cost = 0.0005``).
+    validation : ValidationSpec or None
+        Out-of-sample folds (walk-forward, CPCV); see :mod:`sweep._validation_spec`.
     """
 
     name: str = Field(min_length=1)
@@ -106,6 +111,7 @@ class SweepSpec(_Model):
     grid: dict[str, Any]
     metrics: MetricOptions = MetricOptions()
     costs: dict[str, float] = Field(default_factory=dict)
+    validation: ValidationSpec | None = None
 
     @field_validator("costs", mode="before")
     @classmethod
@@ -120,8 +126,15 @@ class SweepSpec(_Model):
         return v
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the spec as plain JSON-ready data (what the manifest stores)."""
-        return self.model_dump(mode="json")
+        """Return the spec as plain JSON-ready data (what the manifest stores).
+
+        A spec without ``[validation]`` has no such key (so its hash is what it was before
+        validation existed).
+        """
+        doc = self.model_dump(mode="json")
+        if doc.get("validation") is None:
+            doc.pop("validation", None)
+        return doc
 
     def identity(self) -> dict[str, Any]:
         """Return what identifies the sweep's results: the spec without the data's location.
@@ -167,6 +180,9 @@ def _known_fields() -> dict[str, list[str]]:
         "data": list(DataSpec.model_fields),
         "strategy": list(StrategySpec.model_fields),
         "metrics": list(MetricOptions.model_fields),
+        "validation": list(ValidationSpec.model_fields),
+        "validation.walk_forward": list(WalkForwardSpec.model_fields),
+        "validation.cpcv": list(CpcvSpec.model_fields),
     }
 
 
@@ -258,6 +274,11 @@ class ResolvedSweep:
     def n_returns(self) -> int:
         """Number of return periods of every config (one fewer than the panel's dates)."""
         return self.panel.n_periods - 1
+
+    @functools.cached_property
+    def fold_plan(self) -> FoldPlan | None:
+        """The out-of-sample folds of ``[validation]`` on this data (None without it)."""
+        return fold_plan(self.spec.validation, self.n_returns, self.spec.metrics.periods_per_year)
 
 
 def load_data(spec: SweepSpec) -> Panel:
@@ -373,4 +394,6 @@ def resolve(spec: SweepSpec, panel: Panel | None = None) -> ResolvedSweep:
             f"count), got {spec.metrics.block_length}"
         )
     check_benchmark(spec.metrics.benchmark, panel)
-    return ResolvedSweep(spec, strategy, grid, panel, panel_fingerprint(panel))
+    resolved = ResolvedSweep(spec, strategy, grid, panel, panel_fingerprint(panel))
+    _ = resolved.fold_plan  # folds that do not fit the data are refused here
+    return resolved

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass
 from typing import Any
+
+import numpy as np
 
 from sweep._store import utc_now
 from sweep._version import ENGINE_VERSION
@@ -15,6 +18,7 @@ from sweep.report._identity import identity_section
 from sweep.report._integrity import integrity_section
 from sweep.report._load import load_run
 from sweep.report._options import ReportOptions
+from sweep.report._out_of_sample import OutOfSamplePlotData, out_of_sample_section
 from sweep.report._progress import Steps
 from sweep.report._ranking import ResultsPlotData, results_section
 from sweep.report._scaling import scaling_section
@@ -71,6 +75,23 @@ def _results_figures(p: ResultsPlotData, testing: dict[str, Any]) -> dict[str, b
     return out
 
 
+def _out_of_sample_figures(p: OutOfSamplePlotData) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    if p.result is None or p.dates is None:
+        return out
+    if (wf := p.result.walk_forward) is not None:
+        out["walk_forward_equity"] = plots.plot_walk_forward(
+            p.dates, wf.periods, wf.rule, wf.fixed, wf.benchmark
+        )
+        chosen = [f.params for f in p.result.folds if f.kind == "walk_forward"]
+        out["parameter_stability"] = plots.plot_parameter_stability(p.params, chosen)
+    if p.result.cpcv_path_sharpe is not None and np.isfinite(p.result.cpcv_path_sharpe).any():
+        out["cpcv_paths"] = plots.plot_cpcv_paths(
+            p.result.cpcv_path_sharpe * math.sqrt(p.periods_per_year)
+        )
+    return out
+
+
 def _testing_figures(p: TestingPlotData, testing: dict[str, Any]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     if p.curve_n.size:
@@ -102,7 +123,8 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
     -------
     Report
         Sections ``identity``, ``integrity``, ``execution``, ``results``,
-        ``multiple_testing``, ``verdict``, ``scaling``, plus ``options`` and ``generated``.
+        ``multiple_testing``, ``out_of_sample``, ``verdict``, ``scaling``, plus ``options``
+        and ``generated``.
     """
     options = options or ReportOptions()
     with Steps(options.progress) as steps:
@@ -114,7 +136,9 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
             execution, execution_plot = execution_section(run)
         with steps.step("results"):
             results, results_plot = results_section(run, options)
-        testing, verdict, testing_plot = testing_section(run, options, steps)
+        with steps.step("out of sample"):
+            oos, oos_plot = out_of_sample_section(run, options)
+        testing, verdict, testing_plot = testing_section(run, options, steps, oos)
         with steps.step("scaling"):
             scaling, bench = scaling_section(run, options.bench_dir)
         with steps.step("figures"):
@@ -122,6 +146,7 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
                 **_execution_figures(execution_plot),
                 **_results_figures(results_plot, testing),
                 **_testing_figures(testing_plot, testing),
+                **_out_of_sample_figures(oos_plot),
                 **{f"bench_{kind}": BENCH_PLOTS[kind](data) for kind, data in bench.items()},
             }
     settings = {k: v for k, v in asdict(options).items() if k != "progress"}
@@ -138,6 +163,7 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
         "execution": execution,
         "results": results,
         "multiple_testing": testing,
+        "out_of_sample": oos,
         "verdict": None if verdict is None else {**asdict(verdict), "rule": RULE},
         "scaling": scaling,
         "figures": list(figures),

@@ -36,6 +36,12 @@ FIGURES: dict[str, dict[str, str]] = {
         "pbo_logits": "CSCV logits of the in-sample best's out-of-sample rank.",
         "pbo_degradation": "Out-of-sample against in-sample Sharpe of the in-sample best.",
     },
+    "out_of_sample": {
+        "walk_forward_equity": "Out-of-sample equity: the re-optimised rule, the benchmark "
+        "and the full-sample winner held fixed (which used hindsight).",
+        "parameter_stability": "The parameters each walk-forward fold chose.",
+        "cpcv_paths": "Out-of-sample Sharpe ratio over the CPCV paths.",
+    },
     "scaling": {
         "bench_overhead": "Per-task overhead measured by `sweep bench overhead`.",
         "bench_amortization": "Measured S(B) against the fitted amortization law.",
@@ -534,6 +540,57 @@ def testing_blocks(
     return blocks
 
 
+def out_of_sample_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
+    """Section 6: walk-forward and CPCV validation of the selection."""
+    blocks: list[Block] = [Heading(2, "6. Out of sample")]
+    if not d.get("available"):
+        return [*blocks, Paragraph(_unavailable(d))]
+    blocks.append(Paragraph(d["paragraph"]))
+    rows = [("selection metric", d["metric"])]
+    if (wf := d.get("walk_forward")) is not None:
+        rows += [
+            (
+                "walk-forward",
+                f"{wf['folds']} folds, {num(wf['periods'])} out-of-sample periods "
+                f"({wf['first']} to {wf['last']})",
+            ),
+            ("out-of-sample Sharpe (ann.)", num(wf["sharpe_ann"])),
+            (
+                "PSR vs no excess",
+                f"{num(wf['psr'])} ({wf['rule']}: {'yes' if wf['holds'] else 'no'})",
+            ),
+            ("in-sample Sharpe of the choices (ann.)", num(wf["in_sample_sharpe_ann"])),
+            ("walk-forward efficiency", num(wf["efficiency"])),
+            (
+                "total return out of sample",
+                f"rule {pct(wf['total_return'])}, benchmark {pct(wf['benchmark_total_return'])}, "
+                f"fixed winner {pct(wf['fixed_winner_total_return'])}",
+            ),
+        ]
+    if (cv := d.get("cpcv")) is not None:
+        rows += [
+            ("CPCV", f"{cv['splits']} splits, {cv['paths']} paths"),
+            ("median path Sharpe (ann.)", num(cv["median_sharpe_ann"])),
+            ("P(path Sharpe < 0)", num(cv["prob_negative"])),
+        ]
+    blocks.append(KeyValues(rows))
+    folds = d["folds"][:MAX_ROWS]
+    if folds:
+        skip = {"fold", "train", "test", "grid_index"}
+        extra = [k for k in folds[0] if k not in skip]
+        blocks.append(
+            Table(
+                ["fold", "train", "test", *extra],
+                [[f["fold"], f["train"], f["test"], *(num(f[k]) for k in extra)] for f in folds],
+                caption=f"Each fold's in-sample best ({len(d['folds'])} folds"
+                + (f", first {MAX_ROWS} shown" if len(d["folds"]) > MAX_ROWS else "")
+                + "; `sweep results RUN_DIR --folds` prints them all)",
+            )
+        )
+    blocks += _figures("out_of_sample", figures)
+    return blocks
+
+
 def _usl_text(s: dict[str, Any]) -> str:
     fit = s["fit"]
     if not fit.get("available"):
@@ -558,7 +615,7 @@ def _usl_text(s: dict[str, Any]) -> str:
 
 def scaling_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
     """Section 6."""
-    blocks: list[Block] = [Heading(2, "6. Scaling")]
+    blocks: list[Block] = [Heading(2, "7. Scaling")]
     if not d.get("available"):
         return [
             *blocks,
@@ -617,7 +674,7 @@ def report_document(data: dict[str, Any], figures: list[str]) -> list[Block]:
     Returns
     -------
     list of Block
-        Title, the summary (:mod:`sweep.report._summary`), then sections 1 to 6.
+        Title, the summary (:mod:`sweep.report._summary`), then sections 1 to 7.
     """
     ident = data["identity"]
     verdict = data.get("verdict")
@@ -636,5 +693,6 @@ def report_document(data: dict[str, Any], figures: list[str]) -> list[Block]:
     blocks += execution_blocks(data["execution"], figures)
     blocks += results_blocks(data["results"], ident["grid"], figures)
     blocks += testing_blocks(data["multiple_testing"], verdict, figures)
+    blocks += out_of_sample_blocks(data.get("out_of_sample") or {}, figures)
     blocks += scaling_blocks(data["scaling"], figures)
     return blocks

@@ -13,7 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
-from stats import NullSummary
+from stats import FoldSummary, NullSummary
+from sweep._fold_summary import merged_folds
 from sweep._metrics import block_columns
 from sweep._null_summary import merged_summary
 from sweep._store import QUARANTINE, PartCheck, RunStore
@@ -55,6 +56,8 @@ class RunData:
         ``results``: how :meth:`block_statistics` puts re-read columns in the same order.
     rows_in_parts : int
         Rows of the good parts together (more than ``len(results)`` if a batch was repeated).
+    fold_summary : FoldSummary or None
+        The good parts' fold summaries merged (None without ``[validation]``).
     """
 
     location: str
@@ -68,6 +71,7 @@ class RunData:
     null_summary: NullSummary | None = None
     row_order: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     rows_in_parts: int = 0
+    fold_summary: FoldSummary | None = None
 
     def block_statistics(
         self, rows: NDArray[np.int64]
@@ -119,11 +123,14 @@ class RunData:
 
 def _good_results(
     store: RunStore, checks: list[PartCheck], left_out: set[str]
-) -> tuple[pd.DataFrame, str | None, NullSummary | None, NDArray[np.int64], int]:
+) -> tuple[
+    pd.DataFrame, str | None, NullSummary | None, NDArray[np.int64], int, FoldSummary | None
+]:
     """The good parts' rows sorted by ``config_id``, their table hash and null summary.
 
-    Every column is hashed; those in ``left_out`` are not kept in the frame. The last two
-    values are each row's position in the good parts concatenated, and their row count.
+    Every column is hashed; those in ``left_out`` are not kept in the frame. The last three
+    values are each row's position in the good parts concatenated, their row count, and the
+    merged fold summary.
 
     The rows are put in canonical order one column at a time, each column hashed,
     converted and its unsorted copy dropped as it is taken, so the peak memory is about one
@@ -131,8 +138,9 @@ def _good_results(
     """
     tables = [store.read_part_columns(c.name, None) for c in checks if c.ok]  # type: ignore[arg-type]
     if not tables:
-        return pd.DataFrame(), None, None, np.zeros(0, dtype=np.int64), 0
+        return pd.DataFrame(), None, None, np.zeros(0, dtype=np.int64), 0, None
     merged = merged_summary(t.schema for t in tables)
+    folds = merged_folds(t.schema for t in tables)
     table = pa.concat_tables(tables, promote_options="none")
     del tables
     order = pc.sort_indices(table, sort_keys=[("config_id", "ascending")])
@@ -157,7 +165,7 @@ def _good_results(
     if merged is not None and len(results) < len(ids):
         p = results["p_value"].to_numpy(dtype=np.float64)
         merged = replace(merged, n_configs=int(np.isfinite(p).sum()))
-    return results, digest, merged, order.to_numpy(), len(ids)
+    return results, digest, merged, order.to_numpy(), len(ids), folds
 
 
 def load_run(run_dir: str | os.PathLike[str]) -> RunData:
@@ -178,7 +186,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
     manifest = store.read_manifest()
     checks = sorted(store.verify_parts(), key=lambda c: c.name)
     sums_cols, sq_cols = block_columns(int(manifest["identity"]["metrics"]["pbo_blocks"]))
-    results, digest, null_summary, row_order, rows_in_parts = _good_results(
+    results, digest, null_summary, row_order, rows_in_parts, folds = _good_results(
         store, checks, set(sums_cols + sq_cols)
     )
     pa.default_memory_pool().release_unused()  # the parts' buffers, freed but kept
@@ -201,4 +209,5 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
         null_summary=null_summary,
         row_order=row_order,
         rows_in_parts=rows_in_parts,
+        fold_summary=folds,
     )

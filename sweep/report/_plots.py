@@ -219,3 +219,53 @@ def plot_expected_max(
     ax.set_title("Expected best Sharpe of N skill-less trials")
     ax.legend(fontsize=8)
     return png_bytes(fig)
+
+
+def plot_walk_forward(
+    dates: np.ndarray, periods: np.ndarray, rule: np.ndarray, fixed: np.ndarray, bench: np.ndarray
+) -> bytes:
+    """Equity of the re-optimised rule, the benchmark and the fixed full-sample winner."""
+    fig = new_figure(9.0, 4.2)
+    ax = fig.add_subplot()
+    when = dates[periods + 1]  # return t is earned by the close of date t + 1
+    for series, label, color in (
+        (rule, "walk-forward (re-optimised each fold)", "#4c72b0"),
+        (bench, "benchmark", "#55a868"),
+        (fixed, "full-sample winner held fixed (in-sample choice)", "#c44e52"),
+    ):
+        if np.isfinite(series).all():
+            ax.plot(when, np.cumprod(1.0 + series), lw=1.2, label=label, color=color)
+    ax.set_yscale("log")
+    ax.set_ylabel("growth of 1 over the out-of-sample periods")
+    ax.set_title("Walk-forward: out-of-sample equity")
+    ax.legend(fontsize=8)
+    return png_bytes(fig)
+
+
+def plot_parameter_stability(names: list[str], choices: list[dict[str, Any]]) -> bytes:
+    """The parameters each walk-forward fold chose, one panel per parameter."""
+    shown = [n for n in names if len({c.get(n) for c in choices}) > 1] or names[:1]
+    fig = new_figure(9.0, 1.2 + 1.6 * len(shown))
+    for k, name in enumerate(shown):
+        ax = fig.add_subplot(len(shown), 1, k + 1)
+        values = [c.get(name) for c in choices]
+        y = [float(v) if isinstance(v, int | float) else math.nan for v in values]
+        ax.plot(range(len(choices)), y, "o-", ms=3, color="#4c72b0")
+        ax.set_ylabel(name)
+        if k == len(shown) - 1:
+            ax.set_xlabel("walk-forward fold")
+    fig.suptitle("Parameters chosen in each fold")
+    return png_bytes(fig)
+
+
+def plot_cpcv_paths(path_sharpe_ann: np.ndarray) -> bytes:
+    """Distribution of the out-of-sample annualised Sharpe ratio over CPCV paths."""
+    fig = new_figure(7.0, 3.8)
+    ax = fig.add_subplot()
+    finite = path_sharpe_ann[np.isfinite(path_sharpe_ann)]
+    ax.hist(finite, bins=max(5, min(30, finite.size)), color="#8172b2")
+    ax.axvline(0.0, color="grey", lw=0.8)
+    ax.set_xlabel("out-of-sample annualised Sharpe of excess returns, per path")
+    ax.set_ylabel("paths")
+    ax.set_title(f"CPCV: P(out-of-sample Sharpe < 0) = {np.mean(finite < 0):.2f}")
+    return png_bytes(fig)

@@ -30,16 +30,14 @@ from stats import (
     return_moments,
 )
 from sweep._benchmark import benchmark_returns, describe_null
-from sweep._data import Panel, panel_fingerprint
 from sweep._evaluate import config_returns
-from sweep._spec import ResolvedSweep, load_data, spec_from_dict
-from sweep._trust import resolve_recorded
 from sweep.errors import SweepError
 from sweep.report._inference import implied_trials, sweep_wide_tests
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
 from sweep.report._progress import Steps
 from sweep.report._ranking import ok_results, ranked
+from sweep.report._rebuild import rebuild_sweep, recorded_panel
 from sweep.report._verdict import Verdict, VerdictInputs, judge_winner
 
 #: Points of the E[max]-against-N curve.
@@ -66,33 +64,6 @@ def _sample(n: int, size: int, seed: int, stream: int) -> tuple[NDArray[np.int64
         return np.arange(n, dtype=np.int64), False
     rng = np.random.default_rng([seed, stream])
     return np.sort(rng.choice(n, size=size, replace=False)).astype(np.int64), True
-
-
-def _recorded_panel(run: RunData) -> Panel:
-    """The run's data, loaded from its spec and checked against the recorded fingerprint."""
-    panel = load_data(spec_from_dict(run.manifest["spec"]))
-    fingerprint = panel_fingerprint(panel)
-    recorded = run.manifest.get("identity", {}).get("data_fingerprint")
-    if fingerprint != recorded:
-        raise SweepError(
-            f"the data the spec names now has fingerprint {fingerprint[:16]}..., the run used "
-            f"{str(recorded)[:16]}..."
-        )
-    return panel
-
-
-def _resolve(run: RunData, options: ReportOptions) -> ResolvedSweep:
-    """The recorded sweep, its strategy imported only if trusted (:mod:`sweep._trust`)."""
-    sweep = resolve_recorded(
-        run.manifest, run.location, options.allow_import, panel=_recorded_panel(run)
-    )
-    recorded = run.manifest.get("identity", {}).get("strategy", {})
-    if sweep.strategy.version != recorded.get("version"):
-        raise SweepError(
-            f"strategy {sweep.strategy.name!r} is now version {sweep.strategy.version!r}, the run "
-            f"used {recorded.get('version')!r}"
-        )
-    return sweep
 
 
 def recompute_returns(
@@ -139,7 +110,7 @@ def recompute_returns(
         ),
     }
     try:
-        sweep = _resolve(run, options)
+        sweep = rebuild_sweep(run, options)
         returns = config_returns(sweep, rows["grid_index"].to_numpy(dtype=np.int64))
     except (SweepError, OSError, ImportError) as exc:
         info.update({"recomputed": False, "reason": f"cannot rebuild the sweep: {exc}"})
@@ -263,7 +234,7 @@ def benchmark_section(run: RunData) -> dict[str, Any]:
     if name == "zero":
         return {**out, "sharpe": None, "sharpe_ann": None}
     try:
-        panel = _recorded_panel(run)
+        panel = recorded_panel(run)
     except (SweepError, OSError) as exc:
         return {**out, "sharpe": None, "sharpe_ann": None, "reason": str(exc)}
     sharpe = float(return_moments(benchmark_returns(name, panel)[None, :]).sharpe[0])
@@ -455,7 +426,11 @@ def _dimensionality(
 
 
 def _verdict(
-    run: RunData, section: dict[str, Any], options: ReportOptions, n_tested: int
+    run: RunData,
+    section: dict[str, Any],
+    options: ReportOptions,
+    n_tested: int,
+    walk_forward: dict[str, Any] | None,
 ) -> Verdict | None:
     winner = section["winner"]
     if winner is None:
@@ -478,12 +453,13 @@ def _verdict(
             implied_n=implied.get("n_trials"),
             dsr_implied=implied.get("dsr"),
             complete=len(run.results) == run.total,
+            oos_psr=None if walk_forward is None else walk_forward["psr"],
         )
     )
 
 
 def testing_section(
-    run: RunData, options: ReportOptions, steps: Steps
+    run: RunData, options: ReportOptions, steps: Steps, oos: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], Verdict | None, TestingPlotData]:
     """Section 5 of the report, with the verdict.
 
@@ -495,6 +471,8 @@ def testing_section(
         Sample sizes, seeds, alpha.
     steps : Steps
         Progress and timings of the long steps.
+    oos : dict, optional
+        The out-of-sample section: with walk-forward, its PSR decides "holds out of sample".
 
     Returns
     -------
@@ -550,7 +528,7 @@ def testing_section(
     std = math.sqrt(variance) if math.isfinite(variance) else 0.0
     curve_n, curve_sr0 = expected_max_curve(naive, std) if naive else (np.array([]), np.array([]))
     section["expected_max_curve"] = {"n": curve_n, "expected_max_sharpe": curve_sr0}
-    verdict = _verdict(run, section, options, naive)
+    verdict = _verdict(run, section, options, naive, (oos or {}).get("walk_forward"))
     plot = TestingPlotData(
         pbo_result,
         curve_n,

@@ -6,8 +6,12 @@ returns over the spec's benchmark) is called **likely real** only if
 1. the sweep-wide test rejects for it: its p-value against the bootstrap distribution of the
    MAXIMUM studentised statistic over every config tried (Hansen's SPA null, joint
    resamples) is at most ``alpha`` (default 0.05); and
-2. the selection holds out of sample: in combinatorially symmetric cross-validation, the
-   in-sample best has a negative out-of-sample excess Sharpe in fewer than half the splits.
+2. the selection holds out of sample. With walk-forward validation in the spec
+   (``[validation] walk_forward``), the rule re-optimised on each training window and traded
+   on the next test window has stitched out-of-sample excess returns with a probabilistic
+   Sharpe ratio (against zero excess) of at least 0.95. Without it: in combinatorially
+   symmetric cross-validation the in-sample best has a negative out-of-sample excess Sharpe
+   in fewer than half the splits.
 
 Otherwise it is **not distinguishable from selection luck**. Without bootstrap replications
 (``metrics.bootstrap_reps = 0``) there is no sweep-wide test and no verdict. The deflated
@@ -20,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sweep._out_of_sample import OOS_PSR_THRESHOLD
+
 #: Default level of the sweep-wide test.
 ALPHA = 0.05
 #: The in-sample best must lose out of sample in fewer than this share of CSCV splits.
@@ -27,9 +33,10 @@ OOS_LOSS_THRESHOLD = 0.5
 #: The rule, as the report states it.
 RULE = (
     "Rule: the winner is called likely real only if its sweep-wide p-value (against the "
-    "bootstrap maximum over every config tried) is at most alpha and the in-sample best "
-    f"loses to the benchmark out of sample in fewer than {OOS_LOSS_THRESHOLD:.0%} of the "
-    "cross-validation splits."
+    "bootstrap maximum over every config tried) is at most alpha and the selection holds out "
+    "of sample: with walk-forward validation, the re-optimised rule's stitched out-of-sample "
+    f"excess returns have PSR >= {OOS_PSR_THRESHOLD}; otherwise the in-sample best loses to "
+    f"the benchmark out of sample in fewer than {OOS_LOSS_THRESHOLD:.0%} of the CSCV splits."
 )
 
 
@@ -65,6 +72,8 @@ class VerdictInputs:
         Deflated Sharpe ratio at ``implied_n``.
     complete : bool
         Whether every config of the grid is done.
+    oos_psr : float or None
+        PSR of the walk-forward out-of-sample excess returns (None without walk-forward).
     """
 
     n_configs: int
@@ -80,6 +89,7 @@ class VerdictInputs:
     implied_n: float | None
     dsr_implied: float | None
     complete: bool = True
+    oos_psr: float | None = None
 
 
 @dataclass(frozen=True)
@@ -104,16 +114,23 @@ class Verdict:
     paragraph: str
 
 
+def holds_out_of_sample(prob_oos_loss: float | None, oos_psr: float | None) -> bool:
+    """Criterion 2: walk-forward PSR when there is walk-forward, else the CSCV loss rate."""
+    if oos_psr is not None:
+        return oos_psr >= OOS_PSR_THRESHOLD
+    return prob_oos_loss is not None and prob_oos_loss < OOS_LOSS_THRESHOLD
+
+
 def is_likely_real(
     sweep_pvalue: float | None,
     prob_oos_loss: float | None,
     alpha: float = ALPHA,
+    oos_psr: float | None = None,
 ) -> bool | None:
     """The rule of the module docstring; None when there is no sweep-wide p-value."""
     if sweep_pvalue is None:
         return None
-    holds_oos = prob_oos_loss is not None and prob_oos_loss < OOS_LOSS_THRESHOLD
-    return sweep_pvalue <= alpha and holds_oos
+    return sweep_pvalue <= alpha and holds_out_of_sample(prob_oos_loss, oos_psr)
 
 
 def _reasons(inputs: VerdictInputs) -> tuple[str, ...]:
@@ -124,7 +141,13 @@ def _reasons(inputs: VerdictInputs) -> tuple[str, ...]:
             f"sweep-wide p-value of the winner {inputs.sweep_pvalue:.4f} "
             f"({'<=' if ok else '>'} alpha {inputs.alpha:g})"
         )
-    if inputs.prob_oos_loss is None:
+    if inputs.oos_psr is not None:
+        ok = inputs.oos_psr >= OOS_PSR_THRESHOLD
+        out.append(
+            f"walk-forward out-of-sample PSR {inputs.oos_psr:.3f} "
+            f"({'>=' if ok else '<'} {OOS_PSR_THRESHOLD})"
+        )
+    elif inputs.prob_oos_loss is None:
         out.append("out-of-sample check (CSCV) could not be computed")
     else:
         ok = inputs.prob_oos_loss < OOS_LOSS_THRESHOLD
@@ -158,7 +181,7 @@ def judge_winner(inputs: VerdictInputs) -> Verdict:
     of independent trials. Its false-positive rate and power are measured by
     ``benchmarks/bench_calibration.py``.
     """
-    likely = is_likely_real(inputs.sweep_pvalue, inputs.prob_oos_loss, inputs.alpha)
+    likely = is_likely_real(inputs.sweep_pvalue, inputs.prob_oos_loss, inputs.alpha, inputs.oos_psr)
     if likely is None:
         headline = "No verdict: the sweep has no bootstrap replications (bootstrap_reps = 0)."
     elif likely:
@@ -199,6 +222,11 @@ def judge_winner(inputs: VerdictInputs) -> Verdict:
                 if inputs.pbo is not None
                 else "."
             )
+        )
+    if inputs.oos_psr is not None:
+        parts.append(
+            f"Re-optimised walk-forward, its out-of-sample excess returns have PSR "
+            f"{inputs.oos_psr:.3f} (the rule asks for at least {OOS_PSR_THRESHOLD})."
         )
     parts.append(headline if likely is None else f"Verdict: {headline[0].lower()}{headline[1:]}")
     if not inputs.complete:

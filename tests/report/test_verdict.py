@@ -104,3 +104,13 @@ def test_pure_noise_is_not_flagged(planted_reports):
     assert mt["sweep_wide"]["winner_pvalue"] > 0.05
     assert d["verdict"]["likely_real"] is False
     assert "not distinguishable from selection luck" in d["verdict"]["headline"]
+
+
+def test_with_walk_forward_its_psr_decides_out_of_sample():
+    # Walk-forward replaces the CSCV criterion: PSR >= 0.95 of the stitched OOS excess returns.
+    assert judge_winner(inputs(oos_psr=0.95, prob_oos_loss=0.9)).likely_real is True
+    assert judge_winner(inputs(oos_psr=0.949, prob_oos_loss=0.0)).likely_real is False
+    assert judge_winner(inputs(oos_psr=0.99, sweep_pvalue=0.2)).likely_real is False
+    verdict = judge_winner(inputs(oos_psr=0.97))
+    assert "walk-forward out-of-sample PSR 0.970 (>= 0.95)" in verdict.reasons
+    assert "PSR 0.970 (the rule asks for at least 0.95)" in verdict.paragraph
