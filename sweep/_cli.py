@@ -332,6 +332,7 @@ def _print_folds(
             t if " + " not in t else f"{t.split(' + ')[0]} (+{t.count(' + ')})"
             for t in view["test"]
         ]
+        view = view.rename(columns={metric: metric.replace("in_sample_", "is_")})
         text = view.to_string(index=False, float_format=lambda v: f"{v:.3g}")
     elif fmt is OutputFormat.csv:
         text = frame.to_csv(index=False)

@@ -118,7 +118,7 @@ def test_results_folds_prints_the_fold_table(reference):
         "test",
         "lookback",
         "band",
-        "in_sample_sharpe",
+        "is_sharpe",
         "oos_sharpe",
     ]
     assert len(lines) == 1 + len(resolve(spec_from_dict(wf_spec())).fold_plan.folds)
