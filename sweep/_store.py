@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
-from sweep._fs import RunFilesystem, open_run_filesystem, parquet_bytes
+from sweep._fs import LocalFilesystem, RunFilesystem, open_run_filesystem, parquet_bytes
 from sweep._spec import ResolvedSweep
 from sweep._version import ENGINE_VERSION
 from sweep.errors import RunFolderError, RunLockedError
@@ -155,14 +156,57 @@ class RunStore:
         """Path of ``manifest.json``."""
         return self.fs.join(MANIFEST)
 
+    def _refuse_a_file(self) -> None:
+        """RunFolderError if a local run folder is a file or lies under one."""
+        if not isinstance(self.fs, LocalFilesystem):
+            return
+        root = Path(self.fs.root)
+        for path in (root, *root.parents):
+            if path.exists():
+                if not path.is_dir():
+                    where = "is a file" if path == root else f"is under the file {str(path)!r}"
+                    raise RunFolderError(
+                        f"run folder {self.location!r} {where}, not a folder; expected a "
+                        "run folder (with manifest.json) or the path of a new one"
+                    )
+                return
+
+    @contextlib.contextmanager
+    def _reachable(self, action: str) -> Iterator[None]:
+        """Turn an ``OSError`` of the folder's filesystem into a :class:`RunFolderError`."""
+        self._refuse_a_file()
+        try:
+            yield
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            hint = (
+                "check the URI (bucket, endpoint_override, scheme), that its endpoint is "
+                "reachable, and the credentials (AWS_* variables for S3)"
+                if not isinstance(self.fs, LocalFilesystem)
+                else "check the path and its permissions"
+            )
+            raise RunFolderError(
+                f"run folder {self.location!r}: cannot {action}: {reason}; {hint}"
+            ) from exc
+
     def exists(self) -> bool:
         """Whether the folder holds a manifest."""
-        return self.fs.exists(self.manifest_path)
+        with self._reachable("reach it"):
+            return self.fs.exists(self.manifest_path)
+
+    def has_files(self) -> bool:
+        """Whether the folder exists and holds any file (a manifest or anything else)."""
+        with self._reachable("reach it"):
+            return self.fs.exists(self.fs.root) and bool(self.fs.listdir(self.fs.root))
 
     def read_manifest(self) -> dict[str, Any]:
         """Read ``manifest.json``."""
         try:
-            doc: dict[str, Any] = json.loads(self.fs.read_bytes(self.manifest_path))
+            with self._reachable("reach it"):
+                data = self.fs.read_bytes(self.manifest_path)
+            doc: dict[str, Any] = json.loads(data)
         except FileNotFoundError as exc:
             raise RunFolderError(
                 f"run folder {self.location!r}: no manifest.json (not a raysweep run folder)"
@@ -197,9 +241,10 @@ class RunStore:
 
     def create(self, sweep: ResolvedSweep) -> dict[str, Any]:
         """Create the folder and its manifest (refused if a manifest already exists)."""
-        self.fs.makedirs(self.fs.root)
-        for sub in (PARTS, TELEMETRY):
-            self.fs.makedirs(self.fs.join(sub))
+        with self._reachable("create it"):
+            self.fs.makedirs(self.fs.root)
+            for sub in (PARTS, TELEMETRY):
+                self.fs.makedirs(self.fs.join(sub))
         manifest = {
             "format": FORMAT,
             "engine_version": ENGINE_VERSION,
