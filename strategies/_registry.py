@@ -49,10 +49,19 @@ def get_strategy(name: str) -> Strategy:
             + close_matches(name, BUILTINS)
         )
     module_name, _, attr = path.partition(":")
+    if not module_name or not attr or module_name.startswith("."):
+        raise StrategyError(
+            "strategy.name: expected a built-in name or an import path 'package.module:Name' "
+            f"(an absolute module, a colon, a name), got {name!r}"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise StrategyError(f"strategy.name: cannot import module {module_name!r}: {exc}") from exc
+    except Exception as exc:  # the module itself raised while importing
+        raise StrategyError(
+            f"strategy.name: importing module {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
     try:
         obj = getattr(module, attr)
     except AttributeError as exc:

@@ -1,20 +1,34 @@
-"""The ``sweep`` command line (typer). Exit codes: 0 ok, 1 the sweep failed, 2 bad input."""
+"""The ``sweep`` command line (typer).
+
+Exit codes: 0 ok, 1 the sweep failed, 2 bad input, 130 Ctrl-C, 143 SIGTERM. User text
+(paths, names, messages, cells) is printed as plain text, never read as rich markup.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from sweep import _signals
+from sweep._numba_cache import ensure_numba_cache
+from sweep._output import check_output_file, check_output_folder, writing
 from sweep._spec import ResolvedSweep, SweepSpec, load_spec
-from sweep.errors import SweepError
+from sweep.errors import SpecError, SweepError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 app = typer.Typer(
     name="sweep",
@@ -25,6 +39,33 @@ app = typer.Typer(
 )
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _say(console: Console, text: str) -> None:
+    """Print plain text: paths, names and messages are never read as markup."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _interrupted(exc: KeyboardInterrupt, message: str) -> typer.Exit:
+    """Report Ctrl-C (exit 130) or SIGTERM (exit 143) in one line."""
+    what = "terminated (SIGTERM)" if isinstance(exc, _signals.Terminated) else "interrupted"
+    _say(err, f"{what}: {message}")
+    return typer.Exit(_signals.exit_code(exc))
+
+
+def _interruptible(func: Callable[P, R]) -> Callable[P, R]:
+    """A command that a Ctrl-C or SIGTERM ends with one line and exit 130 or 143."""
+
+    @functools.wraps(func)
+    def command(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            raise _interrupted(exc, f"sweep {func.__name__} stopped") from None
+
+    return command
 
 
 def _print_version(value: bool) -> None:
@@ -35,7 +76,7 @@ def _print_version(value: bool) -> None:
 
     lines = [f"raysweep {ENGINE_VERSION}"]
     lines += [f"  {name:<11} {v or 'not installed'}" for name, v in library_versions().items()]
-    out.print("\n".join(lines), highlight=False, markup=False)
+    _say(out, "\n".join(lines))
     raise typer.Exit()
 
 
@@ -78,8 +119,29 @@ class OutputFormat(StrEnum):
 
 
 def _fail(exc: BaseException, code: int) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    err.print(Text.assemble(("error:", "bold red"), " ", str(exc)), soft_wrap=True)
     return typer.Exit(code)
+
+
+def _load_spec(path: Path) -> SweepSpec:
+    """:func:`load_spec`, with a spec that is not UTF-8 text refused as bad input."""
+    try:
+        return load_spec(path)
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"spec: expected a UTF-8 text file, got {str(path)!r} with byte "
+            f"0x{exc.object[exc.start]:02x} at offset {exc.start} ({exc.reason})"
+        ) from exc
+
+
+def _check_workers(executor: ExecutorKind, workers: int | None) -> None:
+    if workers is not None and executor is not ExecutorKind.ray:
+        raise SweepError(
+            "--workers: applies only with --executor ray (it caps the CPUs of the local Ray "
+            "cluster the sweep starts); the local executor runs in this process. Got "
+            f"--workers {workers} with --executor {executor.value}: add --executor ray or "
+            "drop --workers"
+        )
 
 
 def _parse_batch_size(text: str) -> int | None:
@@ -149,12 +211,8 @@ def _execute(
             address=address,
             workers=workers,
         )
-    except KeyboardInterrupt:
-        err.print(
-            f"interrupted: finished parts are saved. Continue with: sweep resume {run_dir}",
-            highlight=False,
-        )
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt as exc:
+        raise _interrupted(exc, _interrupted_run(run_dir)) from None
     lines = [
         f"run folder: {summary.run_dir}",
         f"configs:    {summary.done:,} / {summary.total:,} done "
@@ -168,10 +226,23 @@ def _execute(
         lines.append(f"table hash: {summary.table_hash}")
         lines.append(f"results:    sweep results {summary.run_dir} --top 10")
         lines.append(f"report:     sweep report {summary.run_dir}")
-    out.print("\n".join(lines), highlight=False)
+    _say(out, "\n".join(lines))
+
+
+def _interrupted_run(run_dir: str) -> str:
+    """What an interrupted ``run``/``resume`` left behind, and the next command."""
+    from sweep._store import RunStore
+
+    started = False
+    with contextlib.suppress(Exception):  # best effort: the folder may be unreachable
+        started = RunStore(run_dir).exists()
+    if started:
+        return f"finished parts are saved. Continue with: sweep resume {run_dir}"
+    return "stopped before the sweep started; nothing to resume"
 
 
 @app.command()
+@_interruptible
 def run(
     spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML).")],
     run_dir: RunDirOpt = None,
@@ -183,8 +254,9 @@ def run(
     quiet: QuietOpt = False,
 ) -> None:
     """Run a sweep (or continue it, if the run folder already holds it)."""
-    sweep_spec = load_spec(spec)
+    _check_workers(executor, workers)
     _parse_batch_size(batch_size)
+    sweep_spec = _load_spec(spec)
     _execute(
         sweep_spec,
         run_dir or str(Path("runs") / sweep_spec.name),
@@ -198,6 +270,7 @@ def run(
 
 
 @app.command()
+@_interruptible
 def resume(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI) to continue.")],
     executor: ExecutorOpt = ExecutorKind.local,
@@ -212,6 +285,7 @@ def resume(
     from sweep._store import RunStore
     from sweep._trust import resolve_recorded
 
+    _check_workers(executor, workers)
     _parse_batch_size(batch_size)
     manifest = RunStore(run_dir).read_manifest()
     sweep = resolve_recorded(manifest, run_dir, allow_import or ())
@@ -219,6 +293,7 @@ def resume(
 
 
 @app.command()
+@_interruptible
 def status(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
@@ -248,19 +323,24 @@ def status(
         lines.append(f"next:          sweep resume {run_dir}")
     else:
         lines.append(f"next:          sweep report {run_dir}   (or: sweep results {run_dir})")
-    out.print("\n".join(lines), highlight=False, soft_wrap=True, markup=False)
+    _say(out, "\n".join(lines))
     sessions = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for header in ("session", "start (UTC)", "end", "host", "executor", "status", "configs"):
         sessions.add_column(header, no_wrap=True)
     for s in info["sessions"]:
         sessions.add_row(
-            str(s["id"]),
-            _when(s["start"]),
-            _when(s.get("end"), s["start"]),
-            s["host"],
-            s.get("executor", ""),
-            s["status"],
-            f"{s.get('configs_computed', 0):,}",
+            *map(
+                Text,
+                (
+                    str(s["id"]),
+                    _when(s["start"]),
+                    _when(s.get("end"), s["start"]),
+                    str(s["host"]),
+                    str(s.get("executor", "")),
+                    str(s["status"]),
+                    f"{s.get('configs_computed', 0):,}",
+                ),
+            )
         )
     out.print()
     out.print(sessions)
@@ -282,30 +362,28 @@ def _driver_text(lock: dict[str, Any] | None) -> str:
 
 
 @app.command()
+@_interruptible
 def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")]) -> None:
     """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch)."""
     from sweep._status import verify_run
 
     report = verify_run(run_dir)
     for check in report["bad_parts"]:
-        err.print(f"BAD PART parts/{check['name']}: {check['reason']}", highlight=False)
+        _say(err, f"BAD PART parts/{check['name']}: {check['reason']}")
     for check in report["bad_telemetry"]:
-        err.print(
+        _say(
+            err,
             f"bad telemetry telemetry/{check['name']}: {check['reason']} (results unaffected)",
-            highlight=False,
         )
-    out.print(
-        f"parts verified: {report['good_parts']} good, {len(report['bad_parts'])} bad",
-        highlight=False,
-    )
+    _say(out, f"parts verified: {report['good_parts']} good, {len(report['bad_parts'])} bad")
     if report["bad_parts"]:
-        err.print("resume the sweep to recompute the configs of the bad parts", highlight=False)
+        _say(err, "resume the sweep to recompute the configs of the bad parts")
         raise typer.Exit(1)
-    out.print(f"configs: {report['done']:,} / {report['total']:,}", highlight=False)
+    _say(out, f"configs: {report['done']:,} / {report['total']:,}")
     if report["table_hash"]:
-        out.print(f"table hash: {report['table_hash']}", highlight=False)
+        _say(out, f"table hash: {report['table_hash']}")
     if report["null_summary_hash"]:
-        out.print(f"null summary hash: {report['null_summary_hash']}", highlight=False)
+        _say(out, f"null summary hash: {report['null_summary_hash']}")
 
 
 def _print_folds(
@@ -345,6 +423,7 @@ def _print_folds(
 
 
 @app.command()
+@_interruptible
 def results(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     top: Annotated[int | None, typer.Option("--top", min=1, help="Only the best K rows.")] = None,
@@ -368,53 +447,72 @@ def results(
     allow_import: AllowImportOpt = None,
 ) -> None:
     """Print or export a run folder's results (the table view rounds; csv/json/parquet do not)."""
-    from sweep._results_view import results_table_view, view_columns
     from sweep._status import results_frame, results_notes
-    from sweep._store import RunStore
 
+    if output is not None:
+        check_output_file(output, "--output")
+    elif fmt is OutputFormat.parquet:
+        raise SweepError("--format parquet: expected --output FILE (parquet is not printed)")
     if folds:
         _print_folds(run_dir, fmt, output, tuple(allow_import or ()))
         return
     frame = results_frame(run_dir, sort, top)
     for note in results_notes(run_dir):
-        err.print(f"note: {note}", highlight=False, markup=False)
-    if fmt is OutputFormat.parquet:
-        if output is None:
-            raise SweepError("--format parquet: give --output FILE")
-        frame.to_parquet(output, index=False)
-        return
+        _say(err, f"note: {note}")
     if fmt is OutputFormat.table:
-        axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
-        params = [str(a["name"]) for a in axes if int(a["size"]) > 1] or [
-            str(a["name"]) for a in axes
-        ]
-        names = None if columns is None else [c.strip() for c in columns.split(",") if c.strip()]
-        shown = view_columns(frame, params, names, show_all)
-        console = out if output is None else Console(file=output.open("w"), width=10_000)
-        if not console.is_terminal:
-            console = Console(file=console.file, width=10_000)
-        keep = 1 + sum(p in shown for p in params)
-        table, hidden = results_table_view(frame, shown, console, keep)
-        console.print(table)
-        if hidden:
-            err.print(
-                f"not shown (terminal too narrow): {', '.join(hidden)}\n"
-                "widen the terminal, pick --columns, or use --format csv",
-                highlight=False,
-            )
+        _print_results_table(run_dir, frame, columns, show_all, output)
         return
-    text = (
+    if output is None:
+        text = _results_text(frame, fmt)
+        sys.stdout.write(text)
+        return
+    with writing(output, "--output"):
+        if fmt is OutputFormat.parquet:
+            frame.to_parquet(output, index=False)
+        else:
+            output.write_text(_results_text(frame, fmt), encoding="utf-8")
+
+
+def _results_text(frame: pd.DataFrame, fmt: OutputFormat) -> str:
+    text: str = (
         frame.to_csv(index=False)
         if fmt is OutputFormat.csv
         else frame.to_json(orient="records", indent=1)
     )
-    if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    else:
-        output.write_text(text)
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _print_results_table(
+    run_dir: str, frame: pd.DataFrame, columns: str | None, show_all: bool, output: Path | None
+) -> None:
+    """The readable table: fitted to a terminal; whole on a pipe or in a file."""
+    from sweep._results_view import results_table_view, view_columns
+    from sweep._store import RunStore
+
+    axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
+    params = [str(a["name"]) for a in axes if int(a["size"]) > 1] or [str(a["name"]) for a in axes]
+    names = None if columns is None else [c.strip() for c in columns.split(",") if c.strip()]
+    shown = view_columns(frame, params, names, show_all)
+    keep = 1 + sum(p in shown for p in params)
+    if output is not None:
+        with writing(output, "--output"), output.open("w", encoding="utf-8") as fh:
+            console = Console(file=fh, width=10_000)
+            console.print(results_table_view(frame, shown, console, keep, fit=False)[0])
+        return
+    fit = sys.stdout.isatty()  # rich may call a pipe a terminal (FORCE_COLOR, TTY_COMPATIBLE)
+    console = out if fit else Console(width=10_000)
+    table, hidden = results_table_view(frame, shown, console, keep, fit=fit)
+    console.print(table)
+    if hidden:
+        _say(
+            err,
+            f"not shown (terminal too narrow): {', '.join(hidden)}\n"
+            "widen the terminal, pick --columns, or use --format csv",
+        )
 
 
 @app.command()
+@_interruptible
 def strategies() -> None:
     """List the built-in strategies and their parameters."""
     from strategies import available_strategies, get_strategy
@@ -426,7 +524,7 @@ def strategies() -> None:
             f"{p.name}: {p.kind}" + (f" = {p.default}" if p.default is not None else "")
             for p in s.params
         )
-        table.add_row(name, s.version, params)
+        table.add_row(Text(name), Text(s.version), Text(params))
     out.print(table)
 
 
@@ -437,6 +535,7 @@ def _check_alpha(value: float) -> float:
 
 
 @app.command()
+@_interruptible
 def report(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     out_dir: Annotated[
@@ -477,6 +576,8 @@ def report(
         write_report,
     )
 
+    if out_dir is not None:
+        check_output_folder(out_dir, "--out")
     options = ReportOptions(
         top_k=top,
         heatmap=parse_heatmap(heatmap),
@@ -485,9 +586,15 @@ def report(
         progress=not quiet,
         allow_import=tuple(allow_import or ()),
     )
-    built = build_report(run_dir, options)
-    files = write_report(built, out_dir or default_out_dir(run_dir))
-    out.print("\n".join(summary_lines(built, files)), highlight=False)
+    try:
+        built = build_report(run_dir, options)
+        target = out_dir or default_out_dir(run_dir)
+        check_output_folder(target, "--out")
+        with writing(target, "--out"):
+            files = write_report(built, target)
+    except KeyboardInterrupt as exc:
+        raise _interrupted(exc, "no complete report was written; run sweep report again") from None
+    _say(out, "\n".join(summary_lines(built, files)))
 
 
 class BenchKind(StrEnum):
@@ -499,6 +606,7 @@ class BenchKind(StrEnum):
 
 
 @app.command()
+@_interruptible
 def bench(
     kind: Annotated[BenchKind, typer.Argument(help="What to measure.")],
     address: AddressOpt = None,
@@ -523,7 +631,7 @@ def bench(
 
     outcome = run_bench(kind.value, address=address, workers=workers, spec=spec, out=out_dir)
     out.print(bench_table(outcome.result))
-    out.print(f"wrote {outcome.files['json']} and {outcome.files['png']}", highlight=False)
+    _say(out, f"wrote {outcome.files['json']} and {outcome.files['png']}")
 
 
 def main() -> None:
@@ -532,8 +640,12 @@ def main() -> None:
     Usage errors (unknown command or option, missing argument) are handled by typer in
     standalone mode: a usage message and exit code 2. A :class:`SweepError` raised by a
     command prints its message and exits with its code (2 for bad input, 1 for a failed
-    sweep), without a traceback.
+    sweep), without a traceback. A Ctrl-C exits 130 and a SIGTERM 143, each with one line
+    (a running sweep first records its session as interrupted and releases its lock).
+    numba is given a writable cache folder first (:func:`sweep._numba_cache.ensure_numba_cache`).
     """
+    _signals.install()
+    ensure_numba_cache()
     try:
         app()
     except SweepError as exc:

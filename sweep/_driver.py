@@ -2,8 +2,9 @@
 
 The driver never holds more than the in-flight batches' results: the work still to do is one
 int64 array of grid positions, consumed lazily in batches; each finished batch is written as
-a part as soon as it arrives. A SIGKILL loses at most the batches in flight; Ctrl-C stops
-after the part being written, records the session as interrupted, and exits 130.
+a part as soon as it arrives. A SIGKILL loses at most the batches in flight; Ctrl-C (or
+SIGTERM, raised as :class:`sweep._signals.Terminated`) stops after the part being written,
+records the session as interrupted and releases the lock; the CLI exits 130 (143).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import contextlib
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ from sweep._environment import environment
 from sweep._planner import BatchPlan, PlannerSettings, plan_batches
 from sweep._progress import SweepProgress
 from sweep._results import results_hash
+from sweep._signals import sigterm_as_interrupt
 from sweep._spec import ResolvedSweep, SweepSpec, resolve
 from sweep._store import TELEMETRY, RunStore, utc_now
 from sweep._version import ENGINE_VERSION
@@ -142,46 +144,64 @@ def run_sweep(
         raise RunFolderError(f"--batch-size: expected a positive integer, got {batch_size}")
     if on_error not in ("record", "raise"):
         raise RunFolderError(f"--on-error: expected 'record' or 'raise', got {on_error!r}")
-    store = RunStore(run_dir)
-    _open_store(store, sweep)
-    with store.locked() as lock:
-        manifest = store.read_manifest()
-        for session in manifest["sessions"]:
-            if session.get("status") == "running":
-                session["status"] = "killed"
-        session_id = len(manifest["sessions"]) + 1
-        exe = (
-            make_executor(executor, address=address, workers=workers)
-            if isinstance(executor, str)
-            else executor
-        )
-        manifest["sessions"].append(
-            {
-                "id": session_id,
-                "start": utc_now(),
-                "end": None,
-                "host": socket.gethostname(),
-                "pid": os.getpid(),
-                "engine_version": ENGINE_VERSION,
-                "executor": exe.name,
-                "environment": environment(),
-                "status": "running",
-                "took_over_lock": lock["took_over"],
-            }
-        )
-        store.write_manifest(manifest)
-        return _run_session(store, sweep, exe, session_id, batch_size, on_error, progress, planner)
+    with sigterm_as_interrupt() as rearm:
+        store = RunStore(run_dir)
+        _open_store(store, sweep)
+        with store.locked() as lock:
+            session_id, exe = _start_session(store, executor, address, workers, lock)
+            options = _Options(batch_size, on_error, progress, planner, rearm)
+            return _run_session(store, sweep, exe, session_id, options)
+
+
+@dataclass(frozen=True)
+class _Options:
+    """How a session runs (see :func:`run_sweep`); ``rearm_sigterm`` after ``exe.start``."""
+
+    batch_size: int | None
+    on_error: OnError
+    progress: bool
+    planner: PlannerSettings
+    rearm_sigterm: Callable[[], bool]
+
+
+def _start_session(
+    store: RunStore,
+    executor: str | Executor,
+    address: str | None,
+    workers: int | None,
+    lock: dict[str, Any],
+) -> tuple[int, Executor]:
+    """Mark dead sessions killed, make the executor, record a running session."""
+    manifest = store.read_manifest()
+    for session in manifest["sessions"]:
+        if session.get("status") == "running":
+            session["status"] = "killed"
+    session_id = len(manifest["sessions"]) + 1
+    exe = (
+        make_executor(executor, address=address, workers=workers)
+        if isinstance(executor, str)
+        else executor
+    )
+    manifest["sessions"].append(
+        {
+            "id": session_id,
+            "start": utc_now(),
+            "end": None,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "engine_version": ENGINE_VERSION,
+            "executor": exe.name,
+            "environment": environment(),
+            "status": "running",
+            "took_over_lock": lock["took_over"],
+        }
+    )
+    store.write_manifest(manifest)
+    return session_id, exe
 
 
 def _run_session(
-    store: RunStore,
-    sweep: ResolvedSweep,
-    exe: Executor,
-    session_id: int,
-    batch_size: int | None,
-    on_error: OnError,
-    progress: bool,
-    planner: PlannerSettings,
+    store: RunStore, sweep: ResolvedSweep, exe: Executor, session_id: int, options: _Options
 ) -> RunSummary:
     store.ensure_folders()
     store.remove_temp_files()
@@ -204,7 +224,7 @@ def _run_session(
 
     def write(outcome: BatchOutcome) -> float:
         nonlocal computed, failed
-        if outcome.result.n_errors and on_error == "raise":
+        if outcome.result.n_errors and options.on_error == "raise":
             raise ConfigFailedError(
                 f"a config failed and --on-error is 'raise': {outcome.result.first_error} "
                 "(its batch was not written; rerun with --on-error record to keep going)"
@@ -224,9 +244,10 @@ def _run_session(
         return time.perf_counter() - t0
 
     try:
-        with SweepProgress(total, done, progress) as bar:
+        with SweepProgress(total, done, options.progress) as bar:
             if todo.shape[0]:
                 exe.start(sweep)
+                options.rearm_sigterm()  # ray.init installs its own SIGTERM handler
                 try:
 
                     def on_pilot(outcome: BatchOutcome) -> float:
@@ -234,7 +255,9 @@ def _run_session(
                         bar.advance(int(outcome.indices.shape[0]), 0.0)
                         return seconds
 
-                    plan, todo = plan_batches(exe, todo, batch_size, on_pilot, planner)
+                    plan, todo = plan_batches(
+                        exe, todo, options.batch_size, on_pilot, options.planner
+                    )
                     _finish_session(
                         store, session_id, plan=plan.to_dict(), executor_info=exe.describe()
                     )

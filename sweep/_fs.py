@@ -18,6 +18,8 @@ from typing import Protocol
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from sweep.errors import RunFolderError
+
 #: Name prefix of the temp files atomic writes go through (a killed writer leaves them).
 TEMP_PREFIX = ".tmp-"
 
@@ -293,7 +295,13 @@ def open_run_filesystem(location: str | Path) -> RunFilesystem:
     if text.startswith("file://"):
         return LocalFilesystem(text.removeprefix("file://"))
     if is_uri(text):
-        filesystem, path = pafs.FileSystem.from_uri(text)
+        try:
+            filesystem, path = pafs.FileSystem.from_uri(text)
+        except (ValueError, OSError) as exc:  # pyarrow.ArrowInvalid is a ValueError
+            raise RunFolderError(
+                f"run folder {text!r}: cannot open it: {exc}; expected a local path or a URI "
+                "pyarrow understands, such as s3://bucket/prefix or gs://bucket/prefix"
+            ) from exc
         return ArrowFilesystem(filesystem, path)
     return LocalFilesystem(location)
 

@@ -3,8 +3,10 @@
 The default view is the short config id, the grid parameters that vary and the key metrics
 (:data:`KEY_METRICS`); ``--columns`` picks others and ``--all`` shows every column but the
 PBO block sums. On a terminal, columns that do not fit its width are left out (named in a
-note) instead of being cut to "…"; piped output is printed at its natural width. Full
-precision stays in the csv, json and parquet formats.
+note) instead of being cut to "…"; piped output is printed at its natural width (even when
+``FORCE_COLOR`` or ``TTY_COMPATIBLE`` make rich treat the pipe as a terminal). Cells and
+headers are plain text, never rich markup. Full precision stays in the csv, json and
+parquet formats.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rich import box
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from sweep.errors import SweepError, close_matches
 
@@ -96,18 +99,18 @@ def _table(frame: pd.DataFrame, columns: Sequence[str], rank: bool) -> Table:
     for name in columns:
         numeric = pd.api.types.is_numeric_dtype(frame[name])
         table.add_column(
-            HEADERS.get(name, name), justify="right" if numeric else "left", no_wrap=True
+            Text(HEADERS.get(name, name)), justify="right" if numeric else "left", no_wrap=True
         )
     for k, row in enumerate(frame[list(columns)].itertuples(index=False), start=1):
-        cells = [format_cell(c, v) for c, v in zip(columns, row, strict=True)]
+        cells = [Text(format_cell(c, v)) for c, v in zip(columns, row, strict=True)]
         table.add_row(*([str(k)] if rank else []), *cells)
     return table
 
 
 def results_table_view(
-    frame: pd.DataFrame, columns: Sequence[str], console: Console, keep: int
+    frame: pd.DataFrame, columns: Sequence[str], console: Console, keep: int, fit: bool = True
 ) -> tuple[Table, list[str]]:
-    """A rich table of ``columns`` that fits ``console`` (on a terminal).
+    """A rich table of ``columns`` that fits ``console`` (when asked to).
 
     Parameters
     ----------
@@ -116,9 +119,12 @@ def results_table_view(
     columns : sequence of str
         From :func:`view_columns`.
     console : rich.console.Console
-        Where it will print; off a terminal nothing is left out.
+        Where it will print.
     keep : int
         The first ``keep`` columns are never left out.
+    fit : bool
+        Leave out trailing columns until the table fits ``console.width`` (for a terminal;
+        pass False for a pipe or a file, where nothing is left out).
 
     Returns
     -------
@@ -129,7 +135,7 @@ def results_table_view(
     shown: list[str] = list(columns)
     hidden: list[str] = []
     table = _table(frame, shown, rank=True)
-    while console.is_terminal and len(shown) > keep:
+    while fit and len(shown) > keep:
         width = Measurement.get(console, console.options.update_width(100_000), table).maximum
         if width <= console.width:
             break

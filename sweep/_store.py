@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,13 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from sweep._evaluate import results_schema
-from sweep._fs import TEMP_PREFIX, RunFilesystem, open_run_filesystem, parquet_bytes
+from sweep._fs import (
+    TEMP_PREFIX,
+    LocalFilesystem,
+    RunFilesystem,
+    open_run_filesystem,
+    parquet_bytes,
+)
 from sweep._spec import ResolvedSweep
 from sweep._version import ENGINE_VERSION
 from sweep.errors import RunFolderError, RunLockedError
@@ -192,14 +199,52 @@ class RunStore:
         """Path of ``manifest.json``."""
         return self.fs.join(MANIFEST)
 
+    def _refuse_a_file(self) -> None:
+        """RunFolderError if a local run folder is a file or lies under one."""
+        if not isinstance(self.fs, LocalFilesystem):
+            return
+        root = Path(self.fs.root)
+        for path in (root, *root.parents):
+            if path.exists():
+                if not path.is_dir():
+                    where = "is a file" if path == root else f"is under the file {str(path)!r}"
+                    raise RunFolderError(
+                        f"run folder {self.location!r} {where}, not a folder; expected a "
+                        "run folder (with manifest.json) or the path of a new one"
+                    )
+                return
+
+    @contextlib.contextmanager
+    def _reachable(self, action: str) -> Iterator[None]:
+        """Turn an ``OSError`` of the folder's filesystem into a :class:`RunFolderError`."""
+        self._refuse_a_file()
+        try:
+            yield
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            hint = (
+                "check the URI (bucket, endpoint_override, scheme), that its endpoint is "
+                "reachable, and the credentials (AWS_* variables for S3)"
+                if not isinstance(self.fs, LocalFilesystem)
+                else "check the path and its permissions"
+            )
+            raise RunFolderError(
+                f"run folder {self.location!r}: cannot {action}: {reason}; {hint}"
+            ) from exc
+
     def exists(self) -> bool:
         """Whether the folder holds a manifest."""
-        return self.fs.exists(self.manifest_path)
+        with self._reachable("reach it"):
+            return self.fs.exists(self.manifest_path)
 
     def read_manifest(self) -> dict[str, Any]:
         """Read ``manifest.json``."""
         try:
-            doc: dict[str, Any] = json.loads(self.fs.read_bytes(self.manifest_path))
+            with self._reachable("reach it"):
+                data = self.fs.read_bytes(self.manifest_path)
+            doc: dict[str, Any] = json.loads(data)
         except FileNotFoundError as exc:
             raise RunFolderError(
                 f"run folder {self.location!r}: no manifest.json (not a raysweep run folder)"
@@ -248,7 +293,8 @@ class RunStore:
         one folder at once, exactly one writes the manifest (the other gets
         :class:`RunFolderError` saying so, and may then join as a resume).
         """
-        self.fs.makedirs(self.fs.root)
+        with self._reachable("create it"):
+            self.fs.makedirs(self.fs.root)
         manifest = {
             "format": FORMAT,
             "engine_version": ENGINE_VERSION,
@@ -280,9 +326,11 @@ class RunStore:
         Empty ``parts/`` and ``telemetry/`` folders without a manifest are what an older
         raysweep left when killed while creating the folder; temp files are ignored.
         """
-        if not self.fs.exists(self.fs.root):
-            return True
-        for name in self.fs.listdir(self.fs.root):
+        with self._reachable("reach it"):
+            if not self.fs.exists(self.fs.root):
+                return True
+            names = self.fs.listdir(self.fs.root)
+        for name in names:
             if name.startswith(TEMP_PREFIX):
                 continue
             if name not in (PARTS, TELEMETRY):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from sweep.bench._amortization import AmortizationSettings, measure_amortization
 from sweep.bench._cluster import ray_cluster
@@ -103,7 +104,14 @@ def _ms(seconds: float | None) -> str:
 
 
 def bench_table(result: dict[str, Any]) -> Table:
-    """A rich table summarising a benchmark result."""
+    """A rich table summarising a benchmark result (its caption is plain text, not markup)."""
+    table = _bench_table(result)
+    if isinstance(table.caption, str):  # may quote an error message
+        table.caption = Text(table.caption, style="table.caption")
+    return table
+
+
+def _bench_table(result: dict[str, Any]) -> Table:
     kind = result["kind"]
     if kind == "overhead":
         table = Table("payload (bytes)", "O per task (median)", "rounds", title="per-task overhead")

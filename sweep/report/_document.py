@@ -577,7 +577,13 @@ def out_of_sample_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
     folds = d["folds"][:MAX_ROWS]
     if folds:
         skip = {"fold", "train", "test", "grid_index"}
-        extra = [k for k in folds[0] if k not in skip]
+        # Parameters no fold changed (fixed costs, one-value axes) are left out.
+        extra = [
+            k
+            for k in folds[0]
+            if k not in skip
+            and (k.startswith(("in_sample_", "oos_")) or len({str(f[k]) for f in d["folds"]}) > 1)
+        ]
         blocks.append(
             Table(
                 ["fold", "train", "test", *extra],
