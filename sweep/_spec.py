@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,9 @@ from sweep.errors import GridError, SpecError, close_matches
 MAX_PBO_BLOCKS = 20
 #: Fewest periods per PBO block.
 MIN_PERIODS_PER_BLOCK = 5
+#: Longest sweep name.
+MAX_NAME_LENGTH = 100
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 class _Model(BaseModel):
@@ -53,7 +57,7 @@ class StrategySpec(_Model):
 class MetricOptions(_Model):
     """Options of the per-config metrics (they change results, so they are part of the spec)."""
 
-    periods_per_year: float = Field(default=252.0, gt=0)
+    periods_per_year: float = Field(default=252.0, gt=0, allow_inf_nan=False)
     bootstrap_reps: int = Field(default=200, ge=0, le=100_000)
     block_length: int = Field(default=21, ge=1)
     bootstrap_method: Literal["circular", "stationary"] = "circular"
@@ -84,7 +88,7 @@ class SweepSpec(_Model):
     Attributes
     ----------
     name : str
-        Name of the sweep (used for the default run folder).
+        Name of the sweep, a folder-safe slug (the default run folder is ``runs/<name>``).
     seed : int
         Root seed of every config's seed sequence.
     data : DataSpec
@@ -106,6 +110,17 @@ class SweepSpec(_Model):
     grid: dict[str, Any]
     metrics: MetricOptions = MetricOptions()
     costs: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if len(v) > MAX_NAME_LENGTH or not _NAME.fullmatch(v):
+            raise ValueError(
+                "expected a folder name (the default run folder is runs/<name>): letters, "
+                "digits, '.', '_' and '-', starting with a letter or digit, at most "
+                f"{MAX_NAME_LENGTH} characters"
+            )
+        return v
 
     @field_validator("costs", mode="before")
     @classmethod
