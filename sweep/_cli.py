@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sweep._spec import SweepSpec, load_spec, spec_from_dict
-from sweep.errors import SweepError
+from sweep.errors import ExecutionError, SweepError
 
 app = typer.Typer(
     name="sweep",
@@ -162,6 +162,20 @@ def _execute(
         lines.append(f"results:    sweep results {summary.run_dir} --top 10")
         lines.append(f"report:     sweep report {summary.run_dir}")
     out.print("\n".join(lines), highlight=False)
+    if summary.total and summary.done >= summary.total and summary.failed >= summary.total:
+        _every_config_failed(summary.run_dir, summary.total)
+
+
+def _every_config_failed(run_dir: str, total: int) -> None:
+    """Fail the command (exit 1) for a sweep in which no config succeeded."""
+    from sweep._status import first_error
+
+    raise ExecutionError(
+        f"every config failed ({total:,} of {total:,}), so there is nothing to rank or report; "
+        f"the first error: {first_error(run_dir)}. Fix the strategy, its parameters or the "
+        f"data; every config's error is listed by: sweep results {run_dir} --columns "
+        "config_id,error --format csv"
+    )
 
 
 @app.command()
