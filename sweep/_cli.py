@@ -25,7 +25,7 @@ from sweep import _signals
 from sweep._numba_cache import ensure_numba_cache
 from sweep._output import check_output_file, check_output_folder, writing
 from sweep._spec import ResolvedSweep, SweepSpec, load_spec
-from sweep.errors import SpecError, SweepError
+from sweep.errors import ExecutionError, SpecError, SweepError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -227,6 +227,8 @@ def _execute(
         lines.append(f"results:    sweep results {summary.run_dir} --top 10")
         lines.append(f"report:     sweep report {summary.run_dir}")
     _say(out, "\n".join(lines))
+    if summary.total and summary.done >= summary.total and summary.failed >= summary.total:
+        _every_config_failed(summary.run_dir, summary.total)
 
 
 def _interrupted_run(run_dir: str) -> str:
@@ -239,6 +241,18 @@ def _interrupted_run(run_dir: str) -> str:
     if started:
         return f"finished parts are saved. Continue with: sweep resume {run_dir}"
     return "stopped before the sweep started; nothing to resume"
+
+
+def _every_config_failed(run_dir: str, total: int) -> None:
+    """Fail the command (exit 1) for a sweep in which no config succeeded."""
+    from sweep._status import first_error
+
+    raise ExecutionError(
+        f"every config failed ({total:,} of {total:,}), so there is nothing to rank or report; "
+        f"the first error: {first_error(run_dir)}. Fix the strategy, its parameters or the "
+        f"data; every config's error is listed by: sweep results {run_dir} --columns "
+        "config_id,error --format csv"
+    )
 
 
 @app.command()

@@ -28,10 +28,13 @@ from sweep._signals import sigterm_as_interrupt
 from sweep._spec import ResolvedSweep, SweepSpec, resolve
 from sweep._store import TELEMETRY, RunStore, utc_now
 from sweep._version import ENGINE_VERSION
-from sweep.errors import ConfigFailedError, ExecutionError, RunFolderError
+from sweep.errors import ConfigFailedError, ExecutionError, GridError, RunFolderError
 from sweep.executors import BatchOutcome, Executor, make_executor
 
 OnError = Literal["record", "raise"]
+
+#: Driver memory per config: one byte of done mask, eight of to-do grid position.
+DRIVER_BYTES_PER_CONFIG = 9
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,51 @@ def _finish_session(store: RunStore, session_id: int, **fields: Any) -> None:
         if session["id"] == session_id:
             session.update(fields)
     store.write_manifest(manifest)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this machine can still give a process (None where unknown).
+
+    ``MemAvailable`` of ``/proc/meminfo`` on Linux, else the free physical pages.
+    """
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _size(n_bytes: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n_bytes < 1024 or unit == "GiB":
+            return f"{n_bytes:,.0f} {unit}" if unit == "B" else f"{n_bytes:,.1f} {unit}"
+        n_bytes /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_driver_memory(n_configs: int) -> None:
+    """Refuse a grid whose done mask and to-do list would not fit in this machine's memory.
+
+    Parameters
+    ----------
+    n_configs : int
+        Configs in the grid.
+    """
+    need = n_configs * DRIVER_BYTES_PER_CONFIG
+    have = available_memory()
+    if have is not None and need > have:
+        raise GridError(
+            f"grid: {n_configs:,} configs need about {_size(need)} of driver memory (a done "
+            f"flag and a to-do position per config, {DRIVER_BYTES_PER_CONFIG} bytes each), but "
+            f"this machine has {_size(have)} available; split the sweep into smaller grids or "
+            "run the driver on a machine with more memory"
+        )
 
 
 def _open_store(store: RunStore, sweep: ResolvedSweep) -> None:
@@ -144,6 +192,7 @@ def run_sweep(
         raise RunFolderError(f"--batch-size: expected a positive integer, got {batch_size}")
     if on_error not in ("record", "raise"):
         raise RunFolderError(f"--on-error: expected 'record' or 'raise', got {on_error!r}")
+    check_driver_memory(len(sweep.grid))
     with sigterm_as_interrupt() as rearm:
         store = RunStore(run_dir)
         _open_store(store, sweep)
@@ -212,10 +261,6 @@ def _run_session(
         if not check.ok:
             store.quarantine(check.name, TELEMETRY)
     total = len(sweep.grid)
-    done_mask = store.done_mask(total)
-    todo = np.flatnonzero(~done_mask).astype(np.int64)
-    done = int(done_mask.sum())
-    del done_mask
     computed = 0
     failed = 0
     status = "failed"
@@ -244,6 +289,7 @@ def _run_session(
         return time.perf_counter() - t0
 
     try:
+        todo, done = _todo(store, total)
         with SweepProgress(total, done, options.progress) as bar:
             if todo.shape[0]:
                 exe.start(sweep)
@@ -299,6 +345,14 @@ def _run_session(
         plan.to_dict(),
         status,
     )
+
+
+def _todo(store: RunStore, total: int) -> tuple[NDArray[np.int64], int]:
+    """Grid positions still to do, and the count of configs done."""
+    mask = store.done_mask(total)
+    done = int(mask.sum())
+    np.logical_not(mask, out=mask)
+    return np.flatnonzero(mask).astype(np.int64, copy=False), done
 
 
 def _count_failed(store: RunStore) -> int:

@@ -206,12 +206,59 @@ class _Rows:
     folds: FoldSummary | None
 
 
+#: Metric columns that are sums over a config's periods: finite returns can still overflow them.
+SUM_METRICS = ("mean", "std", "excess_mean", "excess_std", "turnover")
+
+
+def _period(dates: NDArray[np.datetime64], k: int) -> str:
+    """Return period ``k`` as a person reads it: it earns from date ``k`` to date ``k + 1``."""
+    first, last = (str(np.datetime_as_string(dates[i], unit="D")) for i in (k, k + 1))
+    return f"period {k} ({first} to {last})"
+
+
+def _non_finite_returns(
+    output: StrategyOutput, errors: list[str | None], dates: NDArray[np.datetime64]
+) -> StrategyOutput:
+    """Fail each config whose returns are not all finite, naming its first bad period.
+
+    Fills ``errors`` in place; the failed rows' returns are set to zero so that the metric
+    kernels see finite numbers (their metrics are discarded; other rows are untouched).
+    """
+    finite = np.asarray(np.isfinite(output.returns), dtype=bool)
+    bad = np.logical_not(finite.all(axis=1))
+    if not bad.any():
+        return output
+    for j in np.flatnonzero(bad):
+        k = int(np.argmin(finite[j]))
+        if errors[j] is None:
+            errors[j] = (
+                f"the return of {_period(dates, k)} is {float(output.returns[j, k])!r}; "
+                "a config's returns must all be finite"
+            )
+    returns = np.where(bad[:, np.newaxis], 0.0, output.returns)
+    return StrategyOutput(returns, output.turnover, output.n_trades)
+
+
+def _overflowed_sums(cols: dict[str, NDArray[Any]], errors: list[str | None]) -> None:
+    """Fail each config whose finite returns still overflow a sum (a mean of -inf, say)."""
+    for name in SUM_METRICS:
+        values = np.asarray(cols[name], dtype=np.float64)
+        for j in np.flatnonzero(~np.isfinite(values)):
+            if errors[j] is None:
+                errors[j] = (
+                    f"every return is finite, but their {name.replace('_', ' ')} is "
+                    f"{float(values[j])!r}: the returns (or turnover) are too large to sum in "
+                    "float64"
+                )
+
+
 def _evaluate_rows(
     sweep: ResolvedSweep, idx: NDArray[np.int64], bench: NDArray[np.float64]
 ) -> _Rows:
     params = sweep.grid.params_at(idx)
     ids = config_ids_at(sweep, params)
     output, errors = _run_strategy(sweep, params, _LazyGenerators(sweep.spec.seed, ids))
+    output = _non_finite_returns(output, errors, sweep.panel.dates)
     validation = sweep.spec.validation
     metrics = config_metrics(
         output,
@@ -222,6 +269,7 @@ def _evaluate_rows(
         validation.metric if validation is not None else "sharpe",
     )
     cols = metrics.columns
+    _overflowed_sums(cols, errors)
     failed = np.array([e is not None for e in errors])
     if failed.any():
         for col in cols.values():
@@ -260,11 +308,13 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
     Returns
     -------
     BatchResult
-        One row per index, in the order given. A config whose evaluation raises gets
-        ``status = "error"``, the exception in ``error``, NaN float metrics and zero counts;
-        the other configs of its batch are unaffected (a failing sub-batch is re-run config by
-        config to isolate the failures). When the sweep bootstraps, the table's schema
-        metadata carries the batch's null summary (:mod:`sweep._null_summary`).
+        One row per index, in the order given. A config whose evaluation raises, whose
+        returns are not all finite (the error names the first such period) or whose finite
+        returns overflow a sum gets ``status = "error"``, the reason in ``error``, NaN float
+        metrics and zero counts; the other configs of its batch are unaffected (a failing
+        sub-batch is re-run config by config to isolate the failures). When the sweep
+        bootstraps, the table's schema metadata carries the batch's null summary
+        (:mod:`sweep._null_summary`).
     """
     start = time.perf_counter()
     idx = np.asarray(indices, dtype=np.int64)

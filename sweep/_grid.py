@@ -23,6 +23,12 @@ from sweep._constraints import Constraint
 from sweep.errors import GridError
 
 _BLOCK = 1 << 16
+#: Most values one axis may hold.
+MAX_AXIS_SIZE = 10_000_000
+#: Most configs (product positions) a grid may hold: 2^30, so the driver's done mask (one
+#: byte per config) takes at most 1 GiB.
+MAX_GRID_SIZE = 1 << 30
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 RESERVED_KEYS = ("where", "zip")
 
 
@@ -88,10 +94,12 @@ def axis_from_definition(name: str, definition: Any) -> Axis:
                     )
             if step == 0:
                 raise GridError(f"{where}.step: expected a non-zero integer, got 0")
-            values = np.arange(start, stop, step, dtype=np.int64)
-            if values.size == 0:
+            size = len(range(start, stop, step))
+            if size == 0:
                 raise GridError(f"{where}: range(start={start}, stop={stop}, step={step}) is empty")
-            return Axis(name, values)
+            _check_axis_size(where, size, f"range(start={start}, stop={stop}, step={step})")
+            _check_int64(where, (start, stop - step))
+            return Axis(name, np.arange(start, stop, step, dtype=np.int64))
         if keys == {"linspace"}:
             spec = definition["linspace"]
             if not (isinstance(spec, Sequence) and len(spec) == 3):
@@ -99,6 +107,7 @@ def axis_from_definition(name: str, definition: Any) -> Axis:
             start, stop, num = spec
             if isinstance(num, bool) or not isinstance(num, int) or num < 1:
                 raise GridError(f"{where}.linspace: num must be a positive integer, got {num!r}")
+            _check_axis_size(where, num, f"linspace num = {num}")
             for label, v in (("start", start), ("stop", stop)):
                 if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
                     raise GridError(
@@ -112,6 +121,7 @@ def axis_from_definition(name: str, definition: Any) -> Axis:
     items = list(definition) if isinstance(definition, list | tuple) else [definition]
     if not items:
         raise GridError(f"{where}: expected at least one value, got an empty list")
+    _check_axis_size(where, len(items), "a list")
     kinds = {_kind(name, v) for v in items}
     if len(kinds) > 1:
         if kinds == {"int", "float"}:
@@ -123,10 +133,26 @@ def axis_from_definition(name: str, definition: Any) -> Axis:
     return Axis(name, np.asarray(items, dtype=dtype))
 
 
+def _check_axis_size(where: str, size: int, given: str) -> None:
+    """Refuse an axis longer than :data:`MAX_AXIS_SIZE` before its values are built."""
+    if size > MAX_AXIS_SIZE:
+        raise GridError(
+            f"{where}: expected at most {MAX_AXIS_SIZE:,} values per axis (each axis is held in "
+            f"memory by the driver and every worker), got {size:,} from {given}"
+        )
+
+
+def _check_int64(where: str, ends: tuple[int, int]) -> None:
+    for v in ends:
+        if not _INT64_MIN <= v <= _INT64_MAX:
+            raise GridError(f"{where}: expected values that fit in 64-bit integers, got {v}")
+
+
 def _kind(name: str, value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
+        _check_int64(f"grid.{name}", (value, value))
         return "int"
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -137,6 +163,62 @@ def _kind(name: str, value: Any) -> str:
     raise GridError(
         f"grid.{name}: expected numbers, booleans or strings, got {value!r} "
         f"({type(value).__name__})"
+    )
+
+
+def _check_grid_size(radices: Sequence[int], size: int) -> None:
+    """Refuse a grid whose done mask (one byte per config) would pass 1 GiB."""
+    if size > MAX_GRID_SIZE:
+        shape = " x ".join(f"{r:,}" for r in radices)
+        raise GridError(
+            f"grid: expected at most {MAX_GRID_SIZE:,} configs (2^30: the driver keeps a done "
+            f"mask of one byte per config, 1 GiB at the limit), got {size:,} configs ({shape}), "
+            f"a done mask of {size / 2**30:,.1f} GiB; split the sweep or coarsen an axis"
+        )
+
+
+def _first_repeat(columns: Sequence[NDArray[Any]]) -> tuple[int, int] | None:
+    """Positions ``(i, j)``, ``i < j``, of the first entry equal to an earlier one, or None.
+
+    Entries are rows across ``columns`` (one column per zipped axis); equality is ``==``
+    (so ``-0.0`` equals ``0.0``). A stable sort brings equal entries together in their
+    original order; the repeat with the smallest later position is reported.
+    """
+    n = int(columns[0].shape[0])
+    if n < 2:
+        return None
+    order = np.lexsort(tuple(columns[::-1]))
+    same = np.ones(n - 1, dtype=bool)
+    for col in columns:
+        ordered = col[order]
+        same &= ordered[1:] == ordered[:-1]
+    pairs = np.flatnonzero(same)
+    if pairs.size == 0:
+        return None
+    k = int(pairs[np.argmin(order[pairs + 1])]) + 1
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    start = int(starts[np.searchsorted(starts, k, side="right") - 1])
+    return int(order[start]), int(order[k])
+
+
+def _check_unique(dim: Sequence[Axis]) -> None:
+    """Refuse a dimension (an axis or a zipped group) that gives one config twice."""
+    found = _first_repeat([a.values for a in dim])
+    if found is None:
+        return
+    i, j = found
+    why = "a repeated entry is one config (one config id) evaluated twice"
+    if len(dim) == 1:
+        first, again = dim[0].values[i].item(), dim[0].values[j].item()
+        alias = "" if repr(first) == repr(again) else f", {first!r} and {again!r} are equal"
+        raise GridError(
+            f"grid.{dim[0].name}: expected each value once, but the value {first!r} appears "
+            f"more than once (positions {i} and {j}{alias}); {why}"
+        )
+    entry = ", ".join(f"{a.name}={a.values[i].item()!r}" for a in dim)
+    raise GridError(
+        f"grid.zip: expected each combination of the group {[a.name for a in dim]} once, but "
+        f"{entry} appears more than once (positions {i} and {j}); {why}"
     )
 
 
@@ -205,6 +287,9 @@ class Grid:
         self.dims: tuple[tuple[Axis, ...], ...] = tuple(dims)
         self.radices: tuple[int, ...] = tuple(len(d[0]) for d in dims)
         self.product_size: int = math.prod(self.radices)
+        _check_grid_size(self.radices, self.product_size)
+        for dim in dims:
+            _check_unique(dim)
         self.constraints: tuple[Constraint, ...] = tuple(Constraint(w, names) for w in where)
         if self.product_size == 0:
             raise GridError("grid: the product of the axes is empty")

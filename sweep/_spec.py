@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,9 @@ from sweep.errors import GridError, SpecError, close_matches
 MAX_PBO_BLOCKS = 20
 #: Fewest periods per PBO block.
 MIN_PERIODS_PER_BLOCK = 5
+#: Longest sweep name.
+MAX_NAME_LENGTH = 100
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 class _Model(BaseModel):
@@ -56,7 +60,7 @@ class StrategySpec(_Model):
 class MetricOptions(_Model):
     """Options of the per-config metrics (they change results, so they are part of the spec)."""
 
-    periods_per_year: float = Field(default=252.0, gt=0)
+    periods_per_year: float = Field(default=252.0, gt=0, allow_inf_nan=False)
     bootstrap_reps: int = Field(default=200, ge=0, le=100_000)
     block_length: int = Field(default=21, ge=1)
     bootstrap_method: Literal["circular", "stationary"] = "circular"
@@ -87,7 +91,7 @@ class SweepSpec(_Model):
     Attributes
     ----------
     name : str
-        Name of the sweep (used for the default run folder).
+        Name of the sweep, a folder-safe slug (the default run folder is ``runs/<name>``).
     seed : int
         Root seed of every config's seed sequence.
     data : DataSpec
@@ -112,6 +116,17 @@ class SweepSpec(_Model):
     metrics: MetricOptions = MetricOptions()
     costs: dict[str, float] = Field(default_factory=dict)
     validation: ValidationSpec | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if len(v) > MAX_NAME_LENGTH or not _NAME.fullmatch(v):
+            raise ValueError(
+                "expected a folder name (the default run folder is runs/<name>): letters, "
+                "digits, '.', '_' and '-', starting with a letter or digit, at most "
+                f"{MAX_NAME_LENGTH} characters"
+            )
+        return v
 
     @field_validator("costs", mode="before")
     @classmethod
@@ -170,7 +185,8 @@ def _describe_errors(exc: ValidationError, fields: dict[str, list[str]]) -> str:
         else:
             given = err.get("input")
             msg = err["msg"].removeprefix("Value error, ")
-            lines.append(f"{loc}: {msg} (got {given!r})")
+            # Some validators already say what they got: do not say it twice.
+            lines.append(f"{loc}: {msg}" if ", got " in msg else f"{loc}: {msg} (got {given!r})")
     return "invalid sweep spec: " + "; ".join(lines)
 
 

@@ -65,6 +65,28 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> di
     }
 
 
+def first_error(run_dir: str | os.PathLike[str]) -> str | None:
+    """The error message of the first failed config found in the parts, or None.
+
+    Parameters
+    ----------
+    run_dir : str or path
+        The run folder.
+
+    Returns
+    -------
+    str or None
+        The ``error`` of one config whose status is not ``ok`` (parts read in name order).
+    """
+    store = RunStore(run_dir)
+    for name in store.part_names():
+        table = store.read_part_columns(name, ["status", "error"])
+        failed = table.filter(pc.not_equal(table.column("status"), "ok"))
+        if failed.num_rows:
+            return str(failed.column("error")[0].as_py() or "(no message)")
+    return None
+
+
 def verify_run(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """Check every part and telemetry file against the manifest.
 

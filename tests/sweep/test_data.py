@@ -55,10 +55,16 @@ def test_ohlc_columns_are_read(tmp_path):
     [
         (
             lambda d: d.assign(BBB=d["BBB"].where(d.index != 17, np.nan)),
-            "row 17), asset 'BBB' is nan",
+            "line 19 (2020-01-24), column 'BBB': the cell is empty",
         ),
-        (lambda d: d.assign(AAA=d["AAA"].where(d.index != 3, -1.0)), "row 3), asset 'AAA' is -1.0"),
-        (lambda d: d.assign(AAA=d["AAA"].where(d.index != 5, np.inf)), "asset 'AAA' is inf"),
+        (
+            lambda d: d.assign(AAA=d["AAA"].where(d.index != 3, -1.0)),
+            "line 5 (2020-01-06), column 'AAA': '-1.0' is not positive",
+        ),
+        (
+            lambda d: d.assign(AAA=d["AAA"].where(d.index != 5, np.inf)),
+            "column 'AAA': 'inf' is not finite",
+        ),
         (lambda d: d.iloc[[1, 0, *range(2, 60)]], "sorted and unique"),
         (lambda d: pd.concat([d.iloc[:10], d.iloc[9:]]), "repeats"),
         (lambda d: d.iloc[:10], "at least 30 dates"),
