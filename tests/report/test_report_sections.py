@@ -12,14 +12,23 @@ from sweep.report import ReportOptions, build_report, default_out_dir, parse_hea
 from sweep.report._jsonable import dumps
 from tests.report.conftest import FAST
 
-SECTIONS = ("identity", "integrity", "execution", "results", "multiple_testing", "scaling")
+SECTIONS = (
+    "identity",
+    "integrity",
+    "execution",
+    "results",
+    "multiple_testing",
+    "out_of_sample",
+    "scaling",
+)
 MD_HEADINGS = (
     "## 1. Identity",
     "## 2. Integrity",
     "## 3. Execution",
     "## 4. Results",
     "## 5. Multiple testing",
-    "## 6. Scaling",
+    "## 6. Out of sample",
+    "## 7. Scaling",
     "### Verdict",
 )
 
