@@ -27,8 +27,10 @@ from sweep._driver import run_sweep
 from sweep._spec import resolve, spec_from_dict
 from sweep.report._load import load_run
 from sweep.report._options import ReportOptions
+from sweep.report._out_of_sample import out_of_sample_section
 from sweep.report._progress import Steps
 from sweep.report._testing import testing_section
+from sweep.report._verdict import holds_out_of_sample
 
 #: Daily volatility of each asset's noise.
 NOISE_VOL = 0.01
@@ -81,11 +83,23 @@ def calibration_panel(seed: int, edge: float = 0.0, n_days: int = 6000, n_assets
     return make_panel(dates, assets, close, source=f"calibration panel (seed {seed})")
 
 
+#: The main job's walk-forward block, used with ``walk_forward=True``.
+WALK_FORWARD = {"train": "3y", "test": "6m", "purge": "5d"}
+
+
 def calibration_spec(
-    seed: int, grid: str = "625", reps: int = 200, benchmark: str = "buy_and_hold"
+    seed: int,
+    grid: str = "625",
+    reps: int = 200,
+    benchmark: str = "buy_and_hold",
+    walk_forward: bool = False,
 ) -> dict[str, Any]:
-    """The spec every calibration panel is swept with (the main job's metrics)."""
-    return {
+    """The spec every calibration panel is swept with (the main job's metrics).
+
+    With ``walk_forward`` it has the main job's ``[validation] walk_forward`` block too, so
+    the verdict's out-of-sample criterion is the walk-forward PSR instead of CSCV.
+    """
+    doc: dict[str, Any] = {
         "name": f"calibration-{grid}",
         "seed": seed,
         "data": {"source": "synthetic"},
@@ -99,6 +113,9 @@ def calibration_spec(
             "pbo_blocks": 16,
         },
     }
+    if walk_forward:
+        doc["validation"] = {"walk_forward": WALK_FORWARD}
+    return doc
 
 
 @dataclass(frozen=True)
@@ -117,6 +134,10 @@ class PanelOutcome:
         Probability of backtest overfitting.
     winner_sharpe_ann : float
         The winner's annualised Sharpe ratio of excess returns.
+    oos_psr : float or None
+        PSR of the walk-forward out-of-sample excess returns (None without walk-forward).
+    oos_holds : bool
+        The verdict's out-of-sample criterion.
     """
 
     likely_real: bool
@@ -124,6 +145,8 @@ class PanelOutcome:
     prob_oos_loss: float | None
     pbo: float | None
     winner_sharpe_ann: float
+    oos_psr: float | None = None
+    oos_holds: bool = False
 
 
 def judge_panel(
@@ -151,15 +174,19 @@ def judge_panel(
         run_sweep(resolved, Path(tmp) / "run", progress=False)
         run = load_run(Path(tmp) / "run")
         options = ReportOptions(max_return_configs=64, progress=False)
-        section, verdict, _ = testing_section(run, options, Steps(enabled=False))
+        oos, _ = out_of_sample_section(run, options, resolved)
+        section, verdict, _ = testing_section(run, options, Steps(enabled=False), oos)
     if verdict is None or verdict.likely_real is None:
         raise RuntimeError("the pipeline gave no verdict on a calibration panel")
+    psr = (oos.get("walk_forward") or {}).get("psr") if oos.get("available") else None
     return PanelOutcome(
         likely_real=bool(verdict.likely_real),
         sweep_pvalue=float(section["sweep_wide"]["winner_pvalue"]),
         prob_oos_loss=section["pbo"].get("prob_oos_loss"),
         pbo=section["pbo"].get("pbo"),
         winner_sharpe_ann=float(section["winner"]["sharpe_ann"]),
+        oos_psr=psr,
+        oos_holds=holds_out_of_sample(section["pbo"].get("prob_oos_loss"), psr),
     )
 
 

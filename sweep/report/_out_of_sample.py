@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sweep._out_of_sample import OOS_PSR_THRESHOLD, OutOfSample, out_of_sample
+from sweep._spec import ResolvedSweep
 from sweep.errors import SweepError
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
@@ -61,7 +62,7 @@ def _paragraph(result: OutOfSample, ppy: float) -> str:
 
 
 def out_of_sample_section(
-    run: RunData, options: ReportOptions
+    run: RunData, options: ReportOptions, sweep: ResolvedSweep | None = None
 ) -> tuple[dict[str, Any], OutOfSamplePlotData]:
     """Section 6 of the report.
 
@@ -71,6 +72,9 @@ def out_of_sample_section(
         The run folder, read (its merged fold summary).
     options : ReportOptions
         ``allow_import`` (the selected configs' returns are recomputed).
+    sweep : ResolvedSweep, optional
+        The sweep, when the caller holds it (data given in memory); else rebuilt from the
+        run folder (:func:`sweep.report._rebuild.rebuild_sweep`).
 
     Returns
     -------
@@ -93,7 +97,7 @@ def out_of_sample_section(
     best = ranked(frame, head=1) if not frame.empty else frame
     winner = int(best["grid_index"].iloc[0]) if len(best) else None
     try:
-        sweep = rebuild_sweep(run, options)
+        sweep = sweep or rebuild_sweep(run, options)
         result = out_of_sample(sweep, run.fold_summary, winner)
     except (SweepError, OSError, ImportError) as exc:
         return _unavailable(f"cannot recompute the selected configs' returns: {exc}", ppy)

@@ -425,12 +425,23 @@ def _dimensionality(
     return returns_info, dims
 
 
+def _walk_forward_psr(run: RunData, oos: dict[str, Any] | None) -> float | None:
+    """The walk-forward PSR for the verdict (None: not in the spec; NaN: not computed).
+
+    A walk-forward the spec asks for but the report could not compute does not hold.
+    """
+    if not (run.manifest["spec"].get("validation") or {}).get("walk_forward"):
+        return None
+    walk = (oos or {}).get("walk_forward") if (oos or {}).get("available") else None
+    return math.nan if walk is None else float(walk["psr"])
+
+
 def _verdict(
     run: RunData,
     section: dict[str, Any],
     options: ReportOptions,
     n_tested: int,
-    walk_forward: dict[str, Any] | None,
+    oos_psr: float | None,
 ) -> Verdict | None:
     winner = section["winner"]
     if winner is None:
@@ -453,7 +464,7 @@ def _verdict(
             implied_n=implied.get("n_trials"),
             dsr_implied=implied.get("dsr"),
             complete=len(run.results) == run.total,
-            oos_psr=None if walk_forward is None else walk_forward["psr"],
+            oos_psr=oos_psr,
         )
     )
 
@@ -528,7 +539,7 @@ def testing_section(
     std = math.sqrt(variance) if math.isfinite(variance) else 0.0
     curve_n, curve_sr0 = expected_max_curve(naive, std) if naive else (np.array([]), np.array([]))
     section["expected_max_curve"] = {"n": curve_n, "expected_max_sharpe": curve_sr0}
-    verdict = _verdict(run, section, options, naive, (oos or {}).get("walk_forward"))
+    verdict = _verdict(run, section, options, naive, _walk_forward_psr(run, oos))
     plot = TestingPlotData(
         pbo_result,
         curve_n,

@@ -22,6 +22,7 @@ shares, and a dimensionality is not a count of trials.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sweep._out_of_sample import OOS_PSR_THRESHOLD
@@ -73,7 +74,8 @@ class VerdictInputs:
     complete : bool
         Whether every config of the grid is done.
     oos_psr : float or None
-        PSR of the walk-forward out-of-sample excess returns (None without walk-forward).
+        PSR of the walk-forward out-of-sample excess returns (None without walk-forward in
+        the spec; NaN when it is configured but could not be computed: does not hold).
     """
 
     n_configs: int
@@ -141,7 +143,9 @@ def _reasons(inputs: VerdictInputs) -> tuple[str, ...]:
             f"sweep-wide p-value of the winner {inputs.sweep_pvalue:.4f} "
             f"({'<=' if ok else '>'} alpha {inputs.alpha:g})"
         )
-    if inputs.oos_psr is not None:
+    if inputs.oos_psr is not None and math.isnan(inputs.oos_psr):
+        out.append("walk-forward out-of-sample check could not be computed (does not hold)")
+    elif inputs.oos_psr is not None:
         ok = inputs.oos_psr >= OOS_PSR_THRESHOLD
         out.append(
             f"walk-forward out-of-sample PSR {inputs.oos_psr:.3f} "
@@ -223,7 +227,12 @@ def judge_winner(inputs: VerdictInputs) -> Verdict:
                 else "."
             )
         )
-    if inputs.oos_psr is not None:
+    if inputs.oos_psr is not None and math.isnan(inputs.oos_psr):
+        parts.append(
+            "The walk-forward validation in the spec could not be computed (see the out-of-"
+            "sample section), so the selection is not shown to hold out of sample."
+        )
+    elif inputs.oos_psr is not None:
         parts.append(
             f"Re-optimised walk-forward, its out-of-sample excess returns have PSR "
             f"{inputs.oos_psr:.3f} (the rule asks for at least {OOS_PSR_THRESHOLD})."

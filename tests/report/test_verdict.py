@@ -114,3 +114,9 @@ def test_with_walk_forward_its_psr_decides_out_of_sample():
     verdict = judge_winner(inputs(oos_psr=0.97))
     assert "walk-forward out-of-sample PSR 0.970 (>= 0.95)" in verdict.reasons
     assert "PSR 0.970 (the rule asks for at least 0.95)" in verdict.paragraph
+
+
+def test_walk_forward_that_could_not_be_computed_does_not_hold():
+    verdict = judge_winner(inputs(oos_psr=float("nan"), prob_oos_loss=0.0))
+    assert verdict.likely_real is False
+    assert any("could not be computed" in r for r in verdict.reasons)
