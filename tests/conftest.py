@@ -21,7 +21,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 # Opening a run folder imports only built-in strategies or allowed modules (sweep._trust);
 # the suite trusts its own test strategies (tests that check the refusal unset this).
-os.environ["RAYSWEEP_ALLOW_IMPORT"] = "tests.strategies_for_tests"
+os.environ["RAYSWEEP_ALLOW_IMPORT"] = "tests.strategies_for_tests,tests.hostile_strategies"
 
 
 @pytest.fixture(scope="session")
