@@ -20,7 +20,7 @@ import pytest
 from sweep import results_hash, run_sweep, spec_from_dict
 from sweep._store import RunStore
 from sweep.errors import RunFolderError, RunLockedError
-from tests.helpers import small_spec_dict, write_spec
+from tests.helpers import small_spec_dict, small_tmpfs, write_spec
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -271,17 +271,9 @@ def test_a_corrupt_telemetry_file_is_reported_and_the_report_still_builds(tmp_pa
 # --- the lock -------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 def test_a_full_disk_while_locking_leaves_no_lock(tmp_path, two_runs):
     a, _, _ = two_runs
-    mount = tmp_path / "small"
-    mount.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount tmpfs: {mounted.stderr.decode().strip()}")
-    try:
+    with small_tmpfs(tmp_path / "small", "1m") as mount:
         run = mount / "run"
         run.mkdir()
         shutil.copy(a / "manifest.json", run / "manifest.json")
@@ -298,8 +290,6 @@ def test_a_full_disk_while_locking_leaves_no_lock(tmp_path, two_runs):
         (mount / "filler").unlink()
         with store.locked():  # and the next driver gets it at once
             assert (run / "lock").exists()
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_an_unreadable_lock_is_taken_over_at_once(tmp_path, two_runs):

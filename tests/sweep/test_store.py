@@ -18,7 +18,7 @@ import pytest
 from sweep import load_results, results_hash, run_sweep, spec_from_dict
 from sweep._status import verify_run
 from sweep._store import RunStore
-from tests.helpers import StopAfter, small_spec_dict, write_spec
+from tests.helpers import StopAfter, small_spec_dict, small_tmpfs, write_spec
 
 SLOW = "tests.strategies_for_tests:SlowMomentum"
 
@@ -248,16 +248,8 @@ def test_second_driver_is_refused_and_a_dead_drivers_lock_is_taken_over(tmp_path
     assert not (run_dir / "lock").exists()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 def test_full_disk_leaves_no_partial_part_and_resume_completes(tmp_path, reference_hash):
-    mount = tmp_path / "small"
-    mount.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(mount)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount tmpfs: {mounted.stderr.decode().strip()}")
-    try:
+    with small_tmpfs(tmp_path / "small", "160k") as mount:
         spec = write_spec(tmp_path / "s.toml", slow_spec())
         run_dir = mount / "run"
         env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0"}
@@ -282,8 +274,6 @@ def test_full_disk_leaves_no_partial_part_and_resume_completes(tmp_path, referen
         subprocess.run(["mount", "-o", "remount,size=64m", str(mount)], check=True)
         run_cli("resume", str(run_dir), "--quiet", env=env)
         assert results_hash(run_dir) == reference_hash
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_ctrl_c_stops_cleanly_and_resume_completes(tmp_path, reference_hash):
