@@ -51,6 +51,13 @@ def summary_lines(report: Report, files: ReportFiles) -> list[str]:
             f"{fmt(implied, ',.1f')}; DSR {fmt(dsr.get('naive'), '.3f')} (naive), "
             f"{fmt(dsr.get('implied'), '.3f')} (implied); PBO {fmt(pbo, '.3f')}"
         )
+    wf = (data.get("out_of_sample") or {}).get("walk_forward")
+    if wf:
+        lines.append(
+            f"oos:      walk-forward {wf['folds']} folds, annualised Sharpe "
+            f"{wf['sharpe_ann']:.2f}, PSR {wf['psr']:.3f} "
+            f"({'holds' if wf['holds'] else 'does not hold'})"
+        )
     if data.get("verdict"):
         lines.append(f"verdict:  {data['verdict']['headline']}")
     total = sum(data["generated"]["step_seconds"].values())

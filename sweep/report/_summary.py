@@ -38,6 +38,17 @@ def _pvalue_row(tests: dict[str, Any], alpha: float) -> str:
     )
 
 
+def _walk_forward_row(oos: dict[str, Any]) -> str | None:
+    """The walk-forward result the verdict uses, when the spec asks for one."""
+    wf = oos.get("walk_forward") if oos.get("available") else None
+    if wf is None:
+        return None
+    return (
+        f"{num(wf['folds'])} folds re-optimised: annualised Sharpe {wf['sharpe_ann']:.2f}, "
+        f"PSR {wf['psr']:.3f} ({'holds' if wf['holds'] else 'does not hold'}: PSR >= 0.95)"
+    )
+
+
 def _oos_row(pbo: dict[str, Any]) -> str:
     if not pbo.get("available"):
         return f"not computed: {pbo.get('reason', '')}"
@@ -82,8 +93,11 @@ def summary_blocks(data: dict[str, Any]) -> list[Block]:
             ),
             ("annualised Sharpe", _sharpe_row(winner, mt["benchmark"])),
             ("sweep-wide p-value", _pvalue_row(mt["sweep_wide"], alpha)),
-            ("out of sample", _oos_row(mt["pbo"])),
+            ("out of sample (CSCV)", _oos_row(mt["pbo"])),
         ]
+        walk = _walk_forward_row(data.get("out_of_sample") or {})
+        if walk is not None:
+            rows.append(("walk-forward", walk))
     hash_text = integrity["table_hash"] or "- (incomplete: see Integrity)"
     rows.append(("table hash", hash_text))
     blocks.append(KeyValues(rows))
