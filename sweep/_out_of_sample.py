@@ -190,7 +190,8 @@ def out_of_sample(
     metric = sweep.spec.validation.metric
     ppy = sweep.spec.metrics.periods_per_year
     bench = benchmark_returns(sweep.spec.metrics.benchmark, sweep.panel)
-    chosen = sorted({int(i) for i in summary.index if i >= 0} | {winner_grid_index or -1} - {-1})
+    fixed = set() if winner_grid_index is None else {int(winner_grid_index)}
+    chosen = sorted({int(i) for i in summary.index if i >= 0} | fixed)
     returns = config_returns(sweep, np.array(chosen, dtype=np.int64)) if chosen else None
     row_of = {g: k for k, g in enumerate(chosen)}
     params = sweep.grid.params_at(np.array(chosen, dtype=np.int64)) if chosen else {}

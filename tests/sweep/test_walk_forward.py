@@ -183,3 +183,18 @@ def test_folds_that_do_not_fit_are_refused_before_anything_runs(tmp_path, valida
 def test_a_spec_without_validation_keeps_its_hash():
     doc = small_spec_dict()
     assert "validation" not in spec_from_dict(doc).to_dict()
+
+
+def test_a_full_sample_winner_at_grid_index_0_is_held_fixed(reference):
+    """Grid index 0 is a real config (it once fell through a falsy test)."""
+    from sweep._out_of_sample import out_of_sample
+
+    run, _, _ = reference
+    sweep = resolve(spec_from_dict(wf_spec()))
+    store = RunStore(run)
+    summary = merged_folds(store.read_part_schema(n) for n in store.good_parts()[0])
+    result = out_of_sample(sweep, summary, 0)
+    bench = benchmark_returns("buy_and_hold", sweep.panel)
+    own = config_returns(sweep, np.array([0]))[0]
+    np.testing.assert_array_equal(result.walk_forward.fixed, own[result.walk_forward.periods])
+    assert np.isfinite(bench).all()
