@@ -34,6 +34,7 @@ import pytest
 from sweep import results_hash, run_sweep, spec_from_dict
 from sweep._store import RunStore
 from tests.conftest import assert_loopback_only
+from tests.docker.test_entrypoint_cleanup import make_stdlib_python
 from tests.helpers import small_spec_dict, write_spec
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -374,6 +375,49 @@ def test_driver_killed_or_stopped_mid_sweep_then_run_again_resumes_to_the_local_
     )
     info = json.loads(status.stdout)
     assert (info["done"], info["remaining"], info["table_hash"]) == (TOTAL, 0, local_hash)
+
+
+@pytest.mark.timeout(180)
+def test_the_driver_node_is_stopped_by_a_cleanup_without_psutil(cluster, tmp_path):
+    """start_driver_node joins a real 0-CPU node; stop_driver_node, run by a Python that has
+    the standard library only (the image has no psutil), stops every process of it."""
+    import ray
+
+    def alive_nodes() -> int:
+        return sum(n["Alive"] for n in ray.nodes())
+
+    before = alive_nodes()
+    log = tmp_path / "driver-node.log"
+    script = (
+        'source "$0" && start_driver_node "$RAY_ADDRESS" && echo "node_dir=$driver_node_dir" '
+        "&& sleep 2 && PY=$STDLIB_PYTHON && stop_driver_node"
+    )
+    env = {
+        **cluster.env,
+        "RAY_ADDRESS": cluster.address,
+        "RAY_DASHBOARD_AGENT_LISTEN_PORT": str(free_port()),
+        "STDLIB_PYTHON": str(make_stdlib_python(tmp_path)),
+    }
+    with log.open("wb") as out:
+        rc = subprocess.run(
+            ["bash", "-c", script, str(ENTRYPOINT)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            timeout=150,
+        ).returncode
+    text = log.read_text(errors="replace")
+    assert rc == 0, text[-4000:]
+    node_dir = text.split("node_dir=", 1)[1].split()[0]
+    assert "joining" in text and "driver: stopped the driver node (" in text, text[-4000:]
+    assert "could not stop" not in text
+    assert not processes_naming(node_dir), "processes of the driver node outlived the cleanup"
+    assert not Path(node_dir).exists()
+    deadline = time.time() + 30
+    while alive_nodes() > before and time.time() < deadline:
+        time.sleep(0.2)
+    assert alive_nodes() == before, "the cluster still lists the driver node as alive"
 
 
 def test_driver_waits_for_a_foreign_lock_then_gives_up(local_run, ray_env, tmp_path):
