@@ -41,11 +41,13 @@ TEST_ONLY = {
 
 
 # ---- parsers ------------------------------------------------------------------------------------
-def dockerfile() -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) of docker/Dockerfile, continuation lines joined."""
+def dockerfile(text: str | None = None) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of docker/Dockerfile (or of text), continuation lines joined."""
     out: list[tuple[str, str]] = []
     pending = ""
-    for raw in (DOCKER / "Dockerfile").read_text().splitlines():
+    if text is None:
+        text = (DOCKER / "Dockerfile").read_text()
+    for raw in text.splitlines():
         line = raw.strip()
         if not pending and (not line or line.startswith("#")):
             continue
@@ -186,6 +188,30 @@ def test_dockerfile_base_user_and_entrypoint():
     users = instructions("USER")
     assert users and users[-1] not in ("root", "0"), "the image must run as a non-root user"
     assert instructions("ENTRYPOINT") == ['["/app/docker/entrypoint"]']
+
+
+def test_the_runbooks_custom_strategy_recipe_installs_as_root_and_ends_as_the_images_user():
+    """docs/cluster.md's ``FROM raysweep`` recipe: the base image ends as a non-root user, who
+    cannot pip-install into the system site-packages ("Permission denied")."""
+    doc = (REPO / "docs" / "cluster.md").read_text()
+    blocks = re.findall(r"```dockerfile\n(.*?)```", doc, flags=re.S)
+    recipes = [dockerfile(b) for b in blocks if b.startswith("FROM raysweep")]
+    assert len(recipes) == 1, "docs/cluster.md has one custom-strategy Dockerfile recipe"
+    steps = recipes[0]
+    assert steps[0] == ("FROM", image_name())
+    final_user = instructions("USER")[-1]
+    assert final_user not in ("root", "0")
+    user = final_user  # what the recipe starts as: the base image's last USER
+    installs = 0
+    for word, rest in steps:
+        if word == "USER":
+            user = rest
+        elif word == "RUN" and "pip install" in rest:
+            installs += 1
+            assert user in ("root", "0"), f"`RUN {rest}` runs as {user}: Permission denied"
+            assert "--no-deps" in rest, "the recipe must not change the locked dependencies"
+    assert installs == 1
+    assert user == final_user, "the recipe's image must run as the base image's user again"
 
 
 def test_dockerfile_installs_the_lock_then_the_repository_without_dependencies():
