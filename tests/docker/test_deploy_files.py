@@ -473,6 +473,55 @@ def test_rayjob_ports_match_the_entrypoint_and_workers_tolerate_spot():
     )
 
 
+def admits(affinity: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether a required node affinity admits a node with these labels (Kubernetes rules:
+    terms are ORed, expressions ANDed; NotIn and DoesNotExist match an absent key)."""
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+
+    def matches(e: dict[str, Any]) -> bool:
+        key, op, values = e["key"], e["operator"], e.get("values", [])
+        return {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[op]
+
+    return any(all(matches(e) for e in t["matchExpressions"]) for t in terms)
+
+
+def test_rayjob_head_is_kept_off_spot_nodes_on_gke_eks_and_aks():
+    spec = kuberay()["RayJob"]["spec"]["rayClusterSpec"]
+    head = spec["headGroupSpec"]["template"]["spec"]
+    assert "affinity" in head, "the head needs a required node affinity, not luck with taints"
+    assert not head.get("tolerations"), "the head tolerates no spot taint"
+    spot_nodes = [
+        {"cloud.google.com/gke-spot": "true"},
+        {"cloud.google.com/gke-preemptible": "true"},
+        {"eks.amazonaws.com/capacityType": "SPOT"},
+        {"karpenter.sh/capacity-type": "spot"},
+        {"kubernetes.azure.com/scalesetpriority": "spot"},
+    ]
+    # Every worker group's spot pool (its nodeSelector and its tolerated taints) is refused.
+    for group in spec["workerGroupSpecs"]:
+        pod = group["template"]["spec"]
+        spot_nodes.append(dict(pod["nodeSelector"]))
+        spot_nodes += [{t["key"]: t["value"]} for t in pod["tolerations"] if "value" in t]
+    for labels in spot_nodes:
+        assert not admits(head["affinity"], labels), f"the head may land on a node {labels}"
+    on_demand = [
+        {},
+        {"cloud.google.com/gke-nodepool": "default-pool"},
+        {"eks.amazonaws.com/capacityType": "ON_DEMAND"},
+        {"karpenter.sh/capacity-type": "on-demand"},
+        {"kubernetes.azure.com/scalesetpriority": "regular"},
+    ]
+    for labels in on_demand:
+        assert admits(head["affinity"], labels), f"the head cannot land on an on-demand {labels}"
+
+
 @pytest.mark.parametrize(
     "path",
     [
