@@ -360,6 +360,141 @@ def test_compose_ports_addresses_and_dashboard():
     assert {int(defaults["RAY_MIN_WORKER_PORT"]), int(defaults["RAY_MAX_WORKER_PORT"])} <= exposed
 
 
+def docker_bytes(value: str) -> int:
+    """Docker's sizes (``4g``, ``512m``, ``4gb``): binary multiples."""
+    match = re.fullmatch(r"(\d+)([bkmg]?)b?", value.strip().lower())
+    assert match, f"not a Docker size: {value!r}"
+    return int(match.group(1)) * 1024 ** "bkmg".index(match.group(2) or "b")
+
+
+def k8s_bytes(value: str) -> int:
+    """Kubernetes quantities with binary suffixes (``8Gi``, ``512Mi``)."""
+    match = re.fullmatch(r"(\d+)(Ki|Mi|Gi|Ti)?", value)
+    assert match, f"use a binary suffix: {value!r}"
+    return int(match.group(1)) * 1024 ** (["", "Ki", "Mi", "Gi", "Ti"].index(match.group(2) or ""))
+
+
+def test_compose_limits_every_container_and_tells_ray_the_same_cpus():
+    """``--scale worker=N`` runs N x WORKER_CPUS tasks at once, not N x every CPU of the host."""
+    services = compose()["services"]
+    for name, service in services.items():
+        assert "cpus" in service and "mem_limit" in service, f"{name}: no CPU or memory limit"
+        assert float(compose_default(str(service["cpus"]))) > 0, name
+        assert docker_bytes(compose_default(service["mem_limit"])) > 0, name
+    worker = services["worker"]
+    cpus = worker["environment"]["RAY_NUM_CPUS"]
+    assert cpus == worker["cpus"] == "${WORKER_CPUS:-2}", (
+        "the worker's Ray CPUs are its container's CPU limit, WORKER_CPUS, with a default"
+    )
+    assert services["ray-head"]["environment"]["RAY_NUM_CPUS"] == "0"
+    # The defaults with one worker fit a 4-core, 8 GB laptop.
+    total_cpus = sum(float(compose_default(str(s["cpus"]))) for s in services.values())
+    total_memory = sum(docker_bytes(compose_default(s["mem_limit"])) for s in services.values())
+    assert total_cpus <= 4 and total_memory <= 8 * 1024**3, (total_cpus, total_memory)
+    runbook = (REPO / "docs" / "cluster.md").read_text()
+    for variable in re.findall(r"\$\{([A-Z_]+)(?::-|-)", (DOCKER / "compose.yaml").read_text()):
+        if variable.endswith(("_CPUS", "_MEMORY")):
+            assert f"`{variable}`" in runbook, f"docs/cluster.md does not document {variable}"
+
+
+def test_the_object_store_is_a_quarter_of_memory_and_fits_in_dev_shm_everywhere():
+    """Ray 2.60's default (30% of memory, capped at 10 GB whatever /dev/shm holds) lands on disk
+    when /dev/shm is smaller: every node sets it explicitly and /dev/shm holds it."""
+    assert entrypoint_defaults()["RAY_OBJECT_STORE_MEMORY"] == "auto"
+    for name, service in compose()["services"].items():
+        memory = docker_bytes(compose_default(service["mem_limit"]))
+        shm = docker_bytes(compose_default(service["shm_size"]))
+        assert service["shm_size"] == service["mem_limit"], f"{name}: /dev/shm = the memory limit"
+        store = memory // 4  # the entrypoint's RAY_OBJECT_STORE_MEMORY=auto
+        assert store <= shm * 95 // 100, name
+        assert "RAY_OBJECT_STORE_MEMORY" not in service["environment"], f"{name}: auto"
+    spec = kuberay()["RayJob"]["spec"]["rayClusterSpec"]
+    groups = {"head": spec["headGroupSpec"]} | {g["groupName"]: g for g in spec["workerGroupSpecs"]}
+    for name, group in groups.items():
+        pod = group["template"]["spec"]
+        container = pod["containers"][0]
+        memory = k8s_bytes(container["resources"]["limits"]["memory"])
+        store = int(group["rayStartParams"]["object-store-memory"])
+        assert store == memory // 4, f"{name}: object store = a quarter of the memory limit"
+        mount = next(m for m in container["volumeMounts"] if m["mountPath"] == "/dev/shm")
+        volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+        assert volume["emptyDir"]["medium"] == "Memory", name
+        shm = k8s_bytes(volume["emptyDir"]["sizeLimit"])
+        assert store <= shm * 95 // 100 and shm <= memory, name
+
+
+def object_store(*setup: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The entrypoint's object_store_bytes after the bash lines in setup (it is sourced)."""
+    script = 'source "$0" && ' + " && ".join([*setup, "object_store_bytes"])
+    return subprocess.run(
+        ["bash", "-c", script, str(DOCKER / "entrypoint")],
+        env={**os.environ, "RAYSWEEP_PYTHON": sys.executable, **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_entrypoint_sizes_the_object_store_from_the_container_memory_and_dev_shm(tmp_path):
+    gib = 1024**3
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "memory.max").write_text(f"{4 * gib}\n")
+    v1 = tmp_path / "v1"
+    (v1 / "memory").mkdir(parents=True)
+    (v1 / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # unlimited
+    unlimited = tmp_path / "max"
+    unlimited.mkdir()
+    (unlimited / "memory.max").write_text("max\n")
+    total = next(
+        int(line.split()[1]) * 1024
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal:")
+    )
+    big_shm = f"shm_available() {{ echo {64 * gib}; }}"
+
+    # cgroup v2 limit: a quarter of it.
+    result = object_store(f"cgroup_root={v2}", big_shm)
+    assert result.returncode == 0 and result.stdout == f"{gib}\n", result.stderr
+    assert not result.stderr
+    # No limit (v1's huge number, v2's "max"): a quarter of the machine's memory.
+    for root in (v1, unlimited):
+        result = object_store(f"cgroup_root={root}", big_shm)
+        assert result.stdout == f"{total // 4}\n", result.stderr
+    # /dev/shm smaller than a quarter of memory: capped at 95% of it, with a warning.
+    result = object_store(f"cgroup_root={v2}", f"shm_available() {{ echo {gib // 2}; }}")
+    assert result.stdout == f"{gib // 2 // 100 * 95}\n"
+    assert "give the container a larger /dev/shm" in result.stderr
+    # Docker's default 64 MB /dev/shm: below Ray's minimum store, so Ray decides (on disk).
+    result = object_store(f"cgroup_root={v2}", f"shm_available() {{ echo {64 * 1024**2}; }}")
+    assert result.returncode == 0 and result.stdout == ""
+    assert "puts it on disk" in result.stderr
+    # A number is passed on; the empty string leaves it to Ray.
+    assert object_store(RAY_OBJECT_STORE_MEMORY="123456789").stdout == "123456789\n"
+    assert object_store(RAY_OBJECT_STORE_MEMORY="").stdout == ""
+    # node_flags passes it to every `ray start`.
+    script = f'source "$0" && cgroup_root={v2} && {big_shm} && node_flags && echo "${{flags[*]}}"'
+    flags = subprocess.run(
+        ["bash", "-c", script, str(DOCKER / "entrypoint")],
+        env={**os.environ, "RAYSWEEP_PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
+    assert f"--object-store-memory {gib}" in flags
+
+
+def test_compose_raises_the_open_file_limit_and_checks_the_head_every_30_seconds():
+    doc = compose()
+    for name, service in doc["services"].items():
+        nofile = service["ulimits"]["nofile"]
+        assert nofile["soft"] >= 65536 and nofile["hard"] >= nofile["soft"], name
+    check = doc["services"]["ray-head"]["healthcheck"]
+    seconds = {k: int(str(v).removesuffix("s")) for k, v in check.items() if k != "test"}
+    assert seconds["interval"] >= 30, "a check costs a Python start with Ray's client"
+    assert seconds["start_interval"] <= 5 and seconds["start_period"] >= 60
+
+
 def test_the_run_folder_is_one_path_on_a_named_volume_in_compose_dockerfile_entrypoint_and_kuberay():
     doc = compose()
     driver = doc["services"]["driver"]

@@ -297,9 +297,7 @@ def test_worker_killed_mid_sweep_is_replaced_and_the_hash_is_the_local_one(
 ):
     spec = write_spec(tmp_path / "s.toml", slow_doc())
     run_dir = tmp_path / "run"
-    driver = cluster.driver(
-        run_dir, spec, SWEEP_REPORT="auto"
-    )  # runs `sweep report` once it exists
+    driver = cluster.driver(run_dir, spec, SWEEP_REPORT="1")  # verify, then `sweep report`
     wait_for("a fifth of the parts", lambda: n_parts(run_dir) >= TASKS // 5, 90, driver)
     kill_tree(cluster.workers[0])  # raylet, its task workers and agents: the node is gone
     assert n_parts(run_dir) < TASKS, "the sweep ended before the worker was killed"
