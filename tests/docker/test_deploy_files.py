@@ -608,6 +608,24 @@ def test_rayjob_ports_match_the_entrypoint_and_workers_tolerate_spot():
     )
 
 
+def test_kuberay_needs_v1_6_and_offers_no_fallback_that_cannot_work():
+    """KubeRay <= 1.5 probes run wget (not in the image) and, without authOptions, the operator
+    cannot read the job status: dropping authOptions is no fallback."""
+    spec = kuberay()["RayJob"]["spec"]["rayClusterSpec"]
+    assert spec["authOptions"] == {"mode": "token", "secretName": "raysweep-ray-auth"}
+    texts = {
+        "rayjob.yaml": (DOCKER / "kuberay" / "rayjob.yaml").read_text(),
+        "cluster.md": (REPO / "docs" / "cluster.md").read_text(),
+    }
+    for name, text in texts.items():
+        flat = " ".join(text.split())
+        assert "v1.6 or newer" in flat, name
+        assert "not supported" in flat and "wget" in flat, f"{name}: say why older ones fail"
+        assert not re.search(r"\bdrop `?authOptions\b", flat), (
+            f"{name} still suggests dropping authOptions on an older operator"
+        )
+
+
 def admits(affinity: dict[str, Any], labels: dict[str, str]) -> bool:
     """Whether a required node affinity admits a node with these labels (Kubernetes rules:
     terms are ORed, expressions ANDed; NotIn and DoesNotExist match an absent key)."""
