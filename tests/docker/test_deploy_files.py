@@ -98,7 +98,7 @@ def entrypoint_defaults() -> dict[str, str]:
 def entrypoint_modes() -> set[str]:
     text = (DOCKER / "entrypoint").read_text()
     block = text[text.index("case $mode in") :]
-    return set(re.findall(r"^\s+([a-z]+)\) mode_", block, flags=re.M))
+    return set(re.findall(r"^\s+([a-z-]+)\) mode_", block, flags=re.M))
 
 
 def lock() -> dict[str, str]:
@@ -606,6 +606,17 @@ def test_rayjob_ports_match_the_entrypoint_and_workers_tolerate_spot():
     assert not spec["headGroupSpec"]["template"]["spec"].get("tolerations"), (
         "the head stays on on-demand nodes"
     )
+
+
+def test_rayjob_head_stops_the_driver_before_an_eviction_kills_it():
+    """Eviction's SIGTERM goes to KubeRay's PID 1, not to the driver: a preStop hook does it."""
+    head = kuberay()["RayJob"]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    hook = head["containers"][0]["lifecycle"]["preStop"]["exec"]["command"]
+    assert hook == ["/app/docker/entrypoint", "stop-driver"]
+    assert "stop-driver" in entrypoint_modes()
+    wait = int(entrypoint_defaults()["STOP_DRIVER_TIMEOUT"])
+    assert head["terminationGracePeriodSeconds"] > wait, "the grace period covers the hook"
+    assert wait >= int(compose()["services"]["driver"]["stop_grace_period"].removesuffix("s"))
 
 
 def test_kuberay_needs_v1_6_and_offers_no_fallback_that_cannot_work():

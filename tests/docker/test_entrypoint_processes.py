@@ -418,6 +418,55 @@ def test_the_driver_node_is_stopped_by_a_cleanup_without_psutil(cluster, tmp_pat
     assert alive_nodes() == before, "the cluster still lists the driver node as alive"
 
 
+@pytest.mark.timeout(120)
+def test_stop_driver_sigterms_the_driver_of_its_run_dir_only(local_run, ray_env, tmp_path):
+    """KubeRay's preStop hook: `entrypoint stop-driver` stops `entrypoint driver` (here one that
+    waits for a foreign lock, no Ray needed) of its RUN_DIR, and leaves another run's alone."""
+    drivers = []
+    for name in ("run", "other"):
+        run_dir = tmp_path / name
+        shutil.copytree(local_run, run_dir)
+        (run_dir / "lock").write_text(
+            json.dumps({"pid": 1, "host": "elsewhere", "proc_start": "1", "since": "2026-01-01"})
+        )
+        env = {
+            **os.environ,
+            "RAYSWEEP_PYTHON": sys.executable,
+            "RUN_DIR": str(run_dir),
+            "RAY_ADDRESS": "auto",
+            "SWEEP_MIN_CPUS": "0",
+            "SWEEP_LOCK_WAIT": "90",
+            "SWEEP_LOCK_RETRY": "0.5",
+        }
+        log = tmp_path / f"{name}.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [str(ENTRYPOINT), "driver"], env=env, stdout=out, stderr=subprocess.STDOUT
+            )
+        proc.log = log  # type: ignore[attr-defined]
+        drivers.append((proc, env))
+    try:
+        for proc, _ in drivers:
+            wait_for("a retry", lambda p=proc: "retrying in 0.5s" in output(p), 60, proc)
+        (driver, env), (other, _) = drivers
+        stop = subprocess.run(
+            [str(ENTRYPOINT), "stop-driver"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert stop.returncode == 0, stop.stderr
+        assert f"stop-driver: stopped 1 driver of {env['RUN_DIR']}" in stop.stderr
+        assert driver.wait(timeout=5) == 143, output(driver)
+        assert other.poll() is None, "a driver of another RUN_DIR was stopped"
+        again = subprocess.run(
+            [str(ENTRYPOINT), "stop-driver"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert again.returncode == 0 and "no driver of" in again.stderr
+    finally:
+        for proc, _ in drivers:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=30)
+
+
 def test_driver_waits_for_a_foreign_lock_then_gives_up(local_run, ray_env, tmp_path):
     """A lock refreshed by a driver on another host: retry, then exit 2 (no Ray needed)."""
     run_dir = tmp_path / "run"
