@@ -224,7 +224,9 @@ def test_dockerfile_installs_the_lock_then_the_repository_without_dependencies()
         i for i, r in enumerate(runs) if "--requirement /tmp/requirements.lock" in r
     )
     repo_install = next(
-        i for i, r in enumerate(runs) if "pip install --no-cache-dir --no-deps /app" in r
+        i
+        for i, r in enumerate(runs)
+        if "pip install --no-cache-dir --no-deps --no-build-isolation /app" in r
     )
     assert lock_install < repo_install
     assert "pip check" in runs[repo_install]
@@ -240,6 +242,31 @@ def test_dockerfile_installs_the_lock_then_the_repository_without_dependencies()
         p.rstrip("*") for p in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
     }
     assert packages | {"pyproject.toml", PROJECT["readme"], "docker", "examples"} <= admitted
+
+
+def test_the_build_fetches_no_frontend_and_no_unpinned_build_backend():
+    """Issue 16 point 7 (part): no `# syntax=` frontend image; the build backend that
+    `pip install /app` needs comes from docker/build.lock, pinned with a hash."""
+    first = (DOCKER / "Dockerfile").read_text().splitlines()[0]
+    assert not re.match(r"#\s*syntax\s*=", first, flags=re.I), "a frontend image is pulled"
+    pins = {}
+    for line in (DOCKER / "build.lock").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            spec, _, rest = line.partition(" ")
+            name, sep, version = spec.partition("==")
+            assert sep and re.fullmatch(r"--hash=sha256:[0-9a-f]{64}", rest.strip()), line
+            pins[canonicalize_name(name)] = version
+    for text in PYPROJECT["build-system"]["requires"]:
+        req = Requirement(text)
+        key = canonicalize_name(req.name)
+        assert key in pins and Version(pins[key]) in req.specifier, text
+    runs = instructions("RUN")
+    backend = next(i for i, r in enumerate(runs) if "/tmp/build.lock" in r)
+    assert "--require-hashes" in runs[backend] and "--no-deps" in runs[backend]
+    repo = next(i for i, r in enumerate(runs) if " /app" in r and "pip install" in r)
+    assert backend < repo and "--no-build-isolation" in runs[repo]
+    assert "docker/build.lock /tmp/build.lock" in instructions("COPY")
 
 
 def test_every_runtime_dependency_of_pyproject_is_pinned_in_the_lock_and_satisfies_it():
