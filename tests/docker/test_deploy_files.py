@@ -41,11 +41,13 @@ TEST_ONLY = {
 
 
 # ---- parsers ------------------------------------------------------------------------------------
-def dockerfile() -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) of docker/Dockerfile, continuation lines joined."""
+def dockerfile(text: str | None = None) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of docker/Dockerfile (or of text), continuation lines joined."""
     out: list[tuple[str, str]] = []
     pending = ""
-    for raw in (DOCKER / "Dockerfile").read_text().splitlines():
+    if text is None:
+        text = (DOCKER / "Dockerfile").read_text()
+    for raw in text.splitlines():
         line = raw.strip()
         if not pending and (not line or line.startswith("#")):
             continue
@@ -96,7 +98,7 @@ def entrypoint_defaults() -> dict[str, str]:
 def entrypoint_modes() -> set[str]:
     text = (DOCKER / "entrypoint").read_text()
     block = text[text.index("case $mode in") :]
-    return set(re.findall(r"^\s+([a-z]+)\) mode_", block, flags=re.M))
+    return set(re.findall(r"^\s+([a-z-]+)\) mode_", block, flags=re.M))
 
 
 def lock() -> dict[str, str]:
@@ -188,6 +190,30 @@ def test_dockerfile_base_user_and_entrypoint():
     assert instructions("ENTRYPOINT") == ['["/app/docker/entrypoint"]']
 
 
+def test_the_runbooks_custom_strategy_recipe_installs_as_root_and_ends_as_the_images_user():
+    """docs/cluster.md's ``FROM raysweep`` recipe: the base image ends as a non-root user, who
+    cannot pip-install into the system site-packages ("Permission denied")."""
+    doc = (REPO / "docs" / "cluster.md").read_text()
+    blocks = re.findall(r"```dockerfile\n(.*?)```", doc, flags=re.S)
+    recipes = [dockerfile(b) for b in blocks if b.startswith("FROM raysweep")]
+    assert len(recipes) == 1, "docs/cluster.md has one custom-strategy Dockerfile recipe"
+    steps = recipes[0]
+    assert steps[0] == ("FROM", image_name())
+    final_user = instructions("USER")[-1]
+    assert final_user not in ("root", "0")
+    user = final_user  # what the recipe starts as: the base image's last USER
+    installs = 0
+    for word, rest in steps:
+        if word == "USER":
+            user = rest
+        elif word == "RUN" and "pip install" in rest:
+            installs += 1
+            assert user in ("root", "0"), f"`RUN {rest}` runs as {user}: Permission denied"
+            assert "--no-deps" in rest, "the recipe must not change the locked dependencies"
+    assert installs == 1
+    assert user == final_user, "the recipe's image must run as the base image's user again"
+
+
 def test_dockerfile_installs_the_lock_then_the_repository_without_dependencies():
     steps = dockerfile()
     copies = [rest for word, rest in steps if word == "COPY"]
@@ -198,7 +224,9 @@ def test_dockerfile_installs_the_lock_then_the_repository_without_dependencies()
         i for i, r in enumerate(runs) if "--requirement /tmp/requirements.lock" in r
     )
     repo_install = next(
-        i for i, r in enumerate(runs) if "pip install --no-cache-dir --no-deps /app" in r
+        i
+        for i, r in enumerate(runs)
+        if "pip install --no-cache-dir --no-deps --no-build-isolation /app" in r
     )
     assert lock_install < repo_install
     assert "pip check" in runs[repo_install]
@@ -214,6 +242,31 @@ def test_dockerfile_installs_the_lock_then_the_repository_without_dependencies()
         p.rstrip("*") for p in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
     }
     assert packages | {"pyproject.toml", PROJECT["readme"], "docker", "examples"} <= admitted
+
+
+def test_the_build_fetches_no_frontend_and_no_unpinned_build_backend():
+    """Issue 16 point 7 (part): no `# syntax=` frontend image; the build backend that
+    `pip install /app` needs comes from docker/build.lock, pinned with a hash."""
+    first = (DOCKER / "Dockerfile").read_text().splitlines()[0]
+    assert not re.match(r"#\s*syntax\s*=", first, flags=re.I), "a frontend image is pulled"
+    pins = {}
+    for line in (DOCKER / "build.lock").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            spec, _, rest = line.partition(" ")
+            name, sep, version = spec.partition("==")
+            assert sep and re.fullmatch(r"--hash=sha256:[0-9a-f]{64}", rest.strip()), line
+            pins[canonicalize_name(name)] = version
+    for text in PYPROJECT["build-system"]["requires"]:
+        req = Requirement(text)
+        key = canonicalize_name(req.name)
+        assert key in pins and Version(pins[key]) in req.specifier, text
+    runs = instructions("RUN")
+    backend = next(i for i, r in enumerate(runs) if "/tmp/build.lock" in r)
+    assert "--require-hashes" in runs[backend] and "--no-deps" in runs[backend]
+    repo = next(i for i, r in enumerate(runs) if " /app" in r and "pip install" in r)
+    assert backend < repo and "--no-build-isolation" in runs[repo]
+    assert "docker/build.lock /tmp/build.lock" in instructions("COPY")
 
 
 def test_every_runtime_dependency_of_pyproject_is_pinned_in_the_lock_and_satisfies_it():
@@ -334,6 +387,141 @@ def test_compose_ports_addresses_and_dashboard():
     assert {int(defaults["RAY_MIN_WORKER_PORT"]), int(defaults["RAY_MAX_WORKER_PORT"])} <= exposed
 
 
+def docker_bytes(value: str) -> int:
+    """Docker's sizes (``4g``, ``512m``, ``4gb``): binary multiples."""
+    match = re.fullmatch(r"(\d+)([bkmg]?)b?", value.strip().lower())
+    assert match, f"not a Docker size: {value!r}"
+    return int(match.group(1)) * 1024 ** "bkmg".index(match.group(2) or "b")
+
+
+def k8s_bytes(value: str) -> int:
+    """Kubernetes quantities with binary suffixes (``8Gi``, ``512Mi``)."""
+    match = re.fullmatch(r"(\d+)(Ki|Mi|Gi|Ti)?", value)
+    assert match, f"use a binary suffix: {value!r}"
+    return int(match.group(1)) * 1024 ** (["", "Ki", "Mi", "Gi", "Ti"].index(match.group(2) or ""))
+
+
+def test_compose_limits_every_container_and_tells_ray_the_same_cpus():
+    """``--scale worker=N`` runs N x WORKER_CPUS tasks at once, not N x every CPU of the host."""
+    services = compose()["services"]
+    for name, service in services.items():
+        assert "cpus" in service and "mem_limit" in service, f"{name}: no CPU or memory limit"
+        assert float(compose_default(str(service["cpus"]))) > 0, name
+        assert docker_bytes(compose_default(service["mem_limit"])) > 0, name
+    worker = services["worker"]
+    cpus = worker["environment"]["RAY_NUM_CPUS"]
+    assert cpus == worker["cpus"] == "${WORKER_CPUS:-2}", (
+        "the worker's Ray CPUs are its container's CPU limit, WORKER_CPUS, with a default"
+    )
+    assert services["ray-head"]["environment"]["RAY_NUM_CPUS"] == "0"
+    # The defaults with one worker fit a 4-core, 8 GB laptop.
+    total_cpus = sum(float(compose_default(str(s["cpus"]))) for s in services.values())
+    total_memory = sum(docker_bytes(compose_default(s["mem_limit"])) for s in services.values())
+    assert total_cpus <= 4 and total_memory <= 8 * 1024**3, (total_cpus, total_memory)
+    runbook = (REPO / "docs" / "cluster.md").read_text()
+    for variable in re.findall(r"\$\{([A-Z_]+)(?::-|-)", (DOCKER / "compose.yaml").read_text()):
+        if variable.endswith(("_CPUS", "_MEMORY")):
+            assert f"`{variable}`" in runbook, f"docs/cluster.md does not document {variable}"
+
+
+def test_the_object_store_is_a_quarter_of_memory_and_fits_in_dev_shm_everywhere():
+    """Ray 2.60's default (30% of memory, capped at 10 GB whatever /dev/shm holds) lands on disk
+    when /dev/shm is smaller: every node sets it explicitly and /dev/shm holds it."""
+    assert entrypoint_defaults()["RAY_OBJECT_STORE_MEMORY"] == "auto"
+    for name, service in compose()["services"].items():
+        memory = docker_bytes(compose_default(service["mem_limit"]))
+        shm = docker_bytes(compose_default(service["shm_size"]))
+        assert service["shm_size"] == service["mem_limit"], f"{name}: /dev/shm = the memory limit"
+        store = memory // 4  # the entrypoint's RAY_OBJECT_STORE_MEMORY=auto
+        assert store <= shm * 95 // 100, name
+        assert "RAY_OBJECT_STORE_MEMORY" not in service["environment"], f"{name}: auto"
+    spec = kuberay()["RayJob"]["spec"]["rayClusterSpec"]
+    groups = {"head": spec["headGroupSpec"]} | {g["groupName"]: g for g in spec["workerGroupSpecs"]}
+    for name, group in groups.items():
+        pod = group["template"]["spec"]
+        container = pod["containers"][0]
+        memory = k8s_bytes(container["resources"]["limits"]["memory"])
+        store = int(group["rayStartParams"]["object-store-memory"])
+        assert store == memory // 4, f"{name}: object store = a quarter of the memory limit"
+        mount = next(m for m in container["volumeMounts"] if m["mountPath"] == "/dev/shm")
+        volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+        assert volume["emptyDir"]["medium"] == "Memory", name
+        shm = k8s_bytes(volume["emptyDir"]["sizeLimit"])
+        assert store <= shm * 95 // 100 and shm <= memory, name
+
+
+def object_store(*setup: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The entrypoint's object_store_bytes after the bash lines in setup (it is sourced)."""
+    script = 'source "$0" && ' + " && ".join([*setup, "object_store_bytes"])
+    return subprocess.run(
+        ["bash", "-c", script, str(DOCKER / "entrypoint")],
+        env={**os.environ, "RAYSWEEP_PYTHON": sys.executable, **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_entrypoint_sizes_the_object_store_from_the_container_memory_and_dev_shm(tmp_path):
+    gib = 1024**3
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "memory.max").write_text(f"{4 * gib}\n")
+    v1 = tmp_path / "v1"
+    (v1 / "memory").mkdir(parents=True)
+    (v1 / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # unlimited
+    unlimited = tmp_path / "max"
+    unlimited.mkdir()
+    (unlimited / "memory.max").write_text("max\n")
+    total = next(
+        int(line.split()[1]) * 1024
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal:")
+    )
+    big_shm = f"shm_available() {{ echo {64 * gib}; }}"
+
+    # cgroup v2 limit: a quarter of it.
+    result = object_store(f"cgroup_root={v2}", big_shm)
+    assert result.returncode == 0 and result.stdout == f"{gib}\n", result.stderr
+    assert not result.stderr
+    # No limit (v1's huge number, v2's "max"): a quarter of the machine's memory.
+    for root in (v1, unlimited):
+        result = object_store(f"cgroup_root={root}", big_shm)
+        assert result.stdout == f"{total // 4}\n", result.stderr
+    # /dev/shm smaller than a quarter of memory: capped at 95% of it, with a warning.
+    result = object_store(f"cgroup_root={v2}", f"shm_available() {{ echo {gib // 2}; }}")
+    assert result.stdout == f"{gib // 2 // 100 * 95}\n"
+    assert "give the container a larger /dev/shm" in result.stderr
+    # Docker's default 64 MB /dev/shm: below Ray's minimum store, so Ray decides (on disk).
+    result = object_store(f"cgroup_root={v2}", f"shm_available() {{ echo {64 * 1024**2}; }}")
+    assert result.returncode == 0 and result.stdout == ""
+    assert "puts it on disk" in result.stderr
+    # A number is passed on; the empty string leaves it to Ray.
+    assert object_store(RAY_OBJECT_STORE_MEMORY="123456789").stdout == "123456789\n"
+    assert object_store(RAY_OBJECT_STORE_MEMORY="").stdout == ""
+    # node_flags passes it to every `ray start`.
+    script = f'source "$0" && cgroup_root={v2} && {big_shm} && node_flags && echo "${{flags[*]}}"'
+    flags = subprocess.run(
+        ["bash", "-c", script, str(DOCKER / "entrypoint")],
+        env={**os.environ, "RAYSWEEP_PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
+    assert f"--object-store-memory {gib}" in flags
+
+
+def test_compose_raises_the_open_file_limit_and_checks_the_head_every_30_seconds():
+    doc = compose()
+    for name, service in doc["services"].items():
+        nofile = service["ulimits"]["nofile"]
+        assert nofile["soft"] >= 65536 and nofile["hard"] >= nofile["soft"], name
+    check = doc["services"]["ray-head"]["healthcheck"]
+    seconds = {k: int(str(v).removesuffix("s")) for k, v in check.items() if k != "test"}
+    assert seconds["interval"] >= 30, "a check costs a Python start with Ray's client"
+    assert seconds["start_interval"] <= 5 and seconds["start_period"] >= 60
+
+
 def test_the_run_folder_is_one_path_on_a_named_volume_in_compose_dockerfile_entrypoint_and_kuberay():
     doc = compose()
     driver = doc["services"]["driver"]
@@ -445,6 +633,84 @@ def test_rayjob_ports_match_the_entrypoint_and_workers_tolerate_spot():
     assert not spec["headGroupSpec"]["template"]["spec"].get("tolerations"), (
         "the head stays on on-demand nodes"
     )
+
+
+def test_rayjob_head_stops_the_driver_before_an_eviction_kills_it():
+    """Eviction's SIGTERM goes to KubeRay's PID 1, not to the driver: a preStop hook does it."""
+    head = kuberay()["RayJob"]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    hook = head["containers"][0]["lifecycle"]["preStop"]["exec"]["command"]
+    assert hook == ["/app/docker/entrypoint", "stop-driver"]
+    assert "stop-driver" in entrypoint_modes()
+    wait = int(entrypoint_defaults()["STOP_DRIVER_TIMEOUT"])
+    assert head["terminationGracePeriodSeconds"] > wait, "the grace period covers the hook"
+    assert wait >= int(compose()["services"]["driver"]["stop_grace_period"].removesuffix("s"))
+
+
+def test_kuberay_needs_v1_6_and_offers_no_fallback_that_cannot_work():
+    """KubeRay <= 1.5 probes run wget (not in the image) and, without authOptions, the operator
+    cannot read the job status: dropping authOptions is no fallback."""
+    spec = kuberay()["RayJob"]["spec"]["rayClusterSpec"]
+    assert spec["authOptions"] == {"mode": "token", "secretName": "raysweep-ray-auth"}
+    texts = {
+        "rayjob.yaml": (DOCKER / "kuberay" / "rayjob.yaml").read_text(),
+        "cluster.md": (REPO / "docs" / "cluster.md").read_text(),
+    }
+    for name, text in texts.items():
+        flat = " ".join(text.split())
+        assert "v1.6 or newer" in flat, name
+        assert "not supported" in flat and "wget" in flat, f"{name}: say why older ones fail"
+        assert not re.search(r"\bdrop `?authOptions\b", flat), (
+            f"{name} still suggests dropping authOptions on an older operator"
+        )
+
+
+def admits(affinity: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether a required node affinity admits a node with these labels (Kubernetes rules:
+    terms are ORed, expressions ANDed; NotIn and DoesNotExist match an absent key)."""
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+
+    def matches(e: dict[str, Any]) -> bool:
+        key, op, values = e["key"], e["operator"], e.get("values", [])
+        return {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[op]
+
+    return any(all(matches(e) for e in t["matchExpressions"]) for t in terms)
+
+
+def test_rayjob_head_is_kept_off_spot_nodes_on_gke_eks_and_aks():
+    spec = kuberay()["RayJob"]["spec"]["rayClusterSpec"]
+    head = spec["headGroupSpec"]["template"]["spec"]
+    assert "affinity" in head, "the head needs a required node affinity, not luck with taints"
+    assert not head.get("tolerations"), "the head tolerates no spot taint"
+    spot_nodes = [
+        {"cloud.google.com/gke-spot": "true"},
+        {"cloud.google.com/gke-preemptible": "true"},
+        {"eks.amazonaws.com/capacityType": "SPOT"},
+        {"karpenter.sh/capacity-type": "spot"},
+        {"kubernetes.azure.com/scalesetpriority": "spot"},
+    ]
+    # Every worker group's spot pool (its nodeSelector and its tolerated taints) is refused.
+    for group in spec["workerGroupSpecs"]:
+        pod = group["template"]["spec"]
+        spot_nodes.append(dict(pod["nodeSelector"]))
+        spot_nodes += [{t["key"]: t["value"]} for t in pod["tolerations"] if "value" in t]
+    for labels in spot_nodes:
+        assert not admits(head["affinity"], labels), f"the head may land on a node {labels}"
+    on_demand = [
+        {},
+        {"cloud.google.com/gke-nodepool": "default-pool"},
+        {"eks.amazonaws.com/capacityType": "ON_DEMAND"},
+        {"karpenter.sh/capacity-type": "on-demand"},
+        {"kubernetes.azure.com/scalesetpriority": "regular"},
+    ]
+    for labels in on_demand:
+        assert admits(head["affinity"], labels), f"the head cannot land on an on-demand {labels}"
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,7 @@ import pytest
 from sweep import results_hash, run_sweep, spec_from_dict
 from sweep._store import RunStore
 from tests.conftest import assert_loopback_only
+from tests.docker.test_entrypoint_cleanup import make_stdlib_python
 from tests.helpers import small_spec_dict, write_spec
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -296,9 +297,7 @@ def test_worker_killed_mid_sweep_is_replaced_and_the_hash_is_the_local_one(
 ):
     spec = write_spec(tmp_path / "s.toml", slow_doc())
     run_dir = tmp_path / "run"
-    driver = cluster.driver(
-        run_dir, spec, SWEEP_REPORT="auto"
-    )  # runs `sweep report` once it exists
+    driver = cluster.driver(run_dir, spec, SWEEP_REPORT="1")  # verify, then `sweep report`
     wait_for("a fifth of the parts", lambda: n_parts(run_dir) >= TASKS // 5, 90, driver)
     kill_tree(cluster.workers[0])  # raylet, its task workers and agents: the node is gone
     assert n_parts(run_dir) < TASKS, "the sweep ended before the worker was killed"
@@ -374,6 +373,98 @@ def test_driver_killed_or_stopped_mid_sweep_then_run_again_resumes_to_the_local_
     )
     info = json.loads(status.stdout)
     assert (info["done"], info["remaining"], info["table_hash"]) == (TOTAL, 0, local_hash)
+
+
+@pytest.mark.timeout(180)
+def test_the_driver_node_is_stopped_by_a_cleanup_without_psutil(cluster, tmp_path):
+    """start_driver_node joins a real 0-CPU node; stop_driver_node, run by a Python that has
+    the standard library only (the image has no psutil), stops every process of it."""
+    import ray
+
+    def alive_nodes() -> int:
+        return sum(n["Alive"] for n in ray.nodes())
+
+    before = alive_nodes()
+    log = tmp_path / "driver-node.log"
+    script = (
+        'source "$0" && start_driver_node "$RAY_ADDRESS" && echo "node_dir=$driver_node_dir" '
+        "&& sleep 2 && PY=$STDLIB_PYTHON && stop_driver_node"
+    )
+    env = {
+        **cluster.env,
+        "RAY_ADDRESS": cluster.address,
+        "RAY_DASHBOARD_AGENT_LISTEN_PORT": str(free_port()),
+        "STDLIB_PYTHON": str(make_stdlib_python(tmp_path)),
+    }
+    with log.open("wb") as out:
+        rc = subprocess.run(
+            ["bash", "-c", script, str(ENTRYPOINT)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            timeout=150,
+        ).returncode
+    text = log.read_text(errors="replace")
+    assert rc == 0, text[-4000:]
+    node_dir = text.split("node_dir=", 1)[1].split()[0]
+    assert "joining" in text and "driver: stopped the driver node (" in text, text[-4000:]
+    assert "could not stop" not in text
+    assert not processes_naming(node_dir), "processes of the driver node outlived the cleanup"
+    assert not Path(node_dir).exists()
+    deadline = time.time() + 30
+    while alive_nodes() > before and time.time() < deadline:
+        time.sleep(0.2)
+    assert alive_nodes() == before, "the cluster still lists the driver node as alive"
+
+
+@pytest.mark.timeout(120)
+def test_stop_driver_sigterms_the_driver_of_its_run_dir_only(local_run, ray_env, tmp_path):
+    """KubeRay's preStop hook: `entrypoint stop-driver` stops `entrypoint driver` (here one that
+    waits for a foreign lock, no Ray needed) of its RUN_DIR, and leaves another run's alone."""
+    drivers = []
+    for name in ("run", "other"):
+        run_dir = tmp_path / name
+        shutil.copytree(local_run, run_dir)
+        (run_dir / "lock").write_text(
+            json.dumps({"pid": 1, "host": "elsewhere", "proc_start": "1", "since": "2026-01-01"})
+        )
+        env = {
+            **os.environ,
+            "RAYSWEEP_PYTHON": sys.executable,
+            "RUN_DIR": str(run_dir),
+            "RAY_ADDRESS": "auto",
+            "SWEEP_MIN_CPUS": "0",
+            "SWEEP_LOCK_WAIT": "90",
+            "SWEEP_LOCK_RETRY": "0.5",
+        }
+        log = tmp_path / f"{name}.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [str(ENTRYPOINT), "driver"], env=env, stdout=out, stderr=subprocess.STDOUT
+            )
+        proc.log = log  # type: ignore[attr-defined]
+        drivers.append((proc, env))
+    try:
+        for proc, _ in drivers:
+            wait_for("a retry", lambda p=proc: "retrying in 0.5s" in output(p), 60, proc)
+        (driver, env), (other, _) = drivers
+        stop = subprocess.run(
+            [str(ENTRYPOINT), "stop-driver"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert stop.returncode == 0, stop.stderr
+        assert f"stop-driver: stopped 1 driver of {env['RUN_DIR']}" in stop.stderr
+        assert driver.wait(timeout=5) == 143, output(driver)
+        assert other.poll() is None, "a driver of another RUN_DIR was stopped"
+        again = subprocess.run(
+            [str(ENTRYPOINT), "stop-driver"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert again.returncode == 0 and "no driver of" in again.stderr
+    finally:
+        for proc, _ in drivers:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(timeout=30)
 
 
 def test_driver_waits_for_a_foreign_lock_then_gives_up(local_run, ray_env, tmp_path):
