@@ -291,16 +291,13 @@ class FoldSummary:
 
 def summarize_folds(grid_index: NDArray[np.int64], values: NDArray[np.float64]) -> FoldSummary:
     """The best config per fold among ``values`` (rows = configs at ``grid_index``)."""
-    n_folds = values.shape[1]
-    value = np.full(n_folds, -np.inf)
-    index = np.full(n_folds, -1, dtype=np.int64)
-    for f in range(n_folds):
-        col = values[:, f]
-        ok = np.flatnonzero(~np.isnan(col))
-        if ok.size:
-            best = col[ok].max()
-            tied = ok[col[ok] == best]
-            value[f], index[f] = best, int(grid_index[tied].min())
+    by_index = np.argsort(grid_index, kind="stable")  # the first maximum is the lowest index
+    ordered = values[by_index]
+    has_value = ~np.isnan(ordered).all(axis=0)
+    pos = np.nanargmax(np.where(has_value, ordered, 0.0), axis=0)
+    folds = np.arange(values.shape[1])
+    value = np.where(has_value, ordered[pos, folds], -np.inf)
+    index = np.where(has_value, grid_index[by_index][pos], -1).astype(np.int64)
     return FoldSummary(value, index)
 
 

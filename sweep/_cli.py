@@ -400,40 +400,20 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
         _say(out, f"null summary hash: {report['null_summary_hash']}")
 
 
-def _print_folds(
-    run_dir: str, fmt: OutputFormat, output: Path | None, allow_import: tuple[str, ...]
-) -> None:
-    """``sweep results --folds``: the fold table (its test window and choice on screen)."""
-    from sweep._out_of_sample import fold_table
+def _folds_text(run_dir: str, frame: pd.DataFrame) -> str:
+    """``sweep results --folds`` on screen: each fold's test window, choice and metrics."""
     from sweep._store import RunStore
 
-    frame = fold_table(run_dir, allow_import)
-    if fmt is OutputFormat.parquet:
-        if output is None:
-            raise SweepError("--format parquet: give --output FILE")
-        frame.to_parquet(output, index=False)
-        return
-    if fmt is OutputFormat.table:
-        axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
-        varying = [str(a["name"]) for a in axes if int(a["size"]) > 1]
-        metric = next(c for c in frame.columns if c.startswith("in_sample_"))
-        shown = ["fold", "test", *varying, metric, "oos_sharpe"]
-        view = frame[shown].copy()
-        # A CPCV split tests several windows: the first, and how many more (csv has all).
-        view["test"] = [
-            t if " + " not in t else f"{t.split(' + ')[0]} (+{t.count(' + ')})"
-            for t in view["test"]
-        ]
-        view = view.rename(columns={metric: metric.replace("in_sample_", "is_")})
-        text = view.to_string(index=False, float_format=lambda v: f"{v:.3g}")
-    elif fmt is OutputFormat.csv:
-        text = frame.to_csv(index=False)
-    else:
-        text = frame.to_json(orient="records", indent=1)
-    if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    else:
-        output.write_text(text)
+    axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
+    varying = [str(a["name"]) for a in axes if int(a["size"]) > 1]
+    metric = next(c for c in frame.columns if c.startswith("in_sample_"))
+    view = frame[["fold", "test", *varying, metric, "oos_sharpe"]].copy()
+    # A CPCV split tests several windows: the first, and how many more (csv has all).
+    view["test"] = [
+        t if " + " not in t else f"{t.split(' + ')[0]} (+{t.count(' + ')})" for t in view["test"]
+    ]
+    view = view.rename(columns={metric: metric.replace("in_sample_", "is_")})
+    return view.to_string(index=False, float_format=lambda v: f"{v:.3g}") + "\n"
 
 
 @app.command()
@@ -461,30 +441,37 @@ def results(
     allow_import: AllowImportOpt = None,
 ) -> None:
     """Print or export a run folder's results (the table view rounds; csv/json/parquet do not)."""
-    from sweep._status import results_frame, results_notes
+    from sweep._out_of_sample import fold_table
+    from sweep._status import results_frame
 
     if output is not None:
         check_output_file(output, "--output")
     elif fmt is OutputFormat.parquet:
         raise SweepError("--format parquet: expected --output FILE (parquet is not printed)")
     if folds:
-        _print_folds(run_dir, fmt, output, tuple(allow_import or ()))
-        return
-    frame = results_frame(run_dir, sort, top)
-    for note in results_notes(run_dir):
-        _say(err, f"note: {note}")
-    if fmt is OutputFormat.table:
-        _print_results_table(run_dir, frame, columns, show_all, output)
-        return
+        frame = fold_table(run_dir, tuple(allow_import or ()))
+    else:
+        frame, notes = results_frame(run_dir, sort, top)
+        for note in notes:
+            _say(err, f"note: {note}")
+        if fmt is OutputFormat.table:
+            _print_results_table(run_dir, frame, columns, show_all, output)
+            return
+    text = (
+        ""
+        if fmt is OutputFormat.parquet
+        else (
+            _folds_text(run_dir, frame) if fmt is OutputFormat.table else _results_text(frame, fmt)
+        )
+    )
     if output is None:
-        text = _results_text(frame, fmt)
         sys.stdout.write(text)
         return
     with writing(output, "--output"):
         if fmt is OutputFormat.parquet:
             frame.to_parquet(output, index=False)
         else:
-            output.write_text(_results_text(frame, fmt), encoding="utf-8")
+            output.write_text(text, encoding="utf-8")
 
 
 def _results_text(frame: pd.DataFrame, fmt: OutputFormat) -> str:

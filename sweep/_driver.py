@@ -26,6 +26,7 @@ from sweep._progress import SweepProgress
 from sweep._results import results_hash
 from sweep._signals import sigterm_as_interrupt
 from sweep._spec import ResolvedSweep, SweepSpec, resolve
+from sweep._status import failed_count
 from sweep._store import TELEMETRY, RunStore, utc_now
 from sweep._version import ENGINE_VERSION
 from sweep.errors import ConfigFailedError, ExecutionError, GridError, RunFolderError
@@ -330,8 +331,9 @@ def _run_session(
                 wall_seconds=time.perf_counter() - started,
             )
     done_now = done + computed
-    table_hash = results_hash(store.location) if done_now >= total else None
-    failed_total = failed if done == 0 else _count_failed(store)
+    good = store.good_parts()[0] if done_now >= total or done else []
+    table_hash = results_hash(store.location, good) if done_now >= total else None
+    failed_total = failed if done == 0 else failed_count(store, good)
     if table_hash is not None:
         _finish_session(store, session_id, table_hash=table_hash)
     return RunSummary(
@@ -353,9 +355,3 @@ def _todo(store: RunStore, total: int) -> tuple[NDArray[np.int64], int]:
     done = int(mask.sum())
     np.logical_not(mask, out=mask)
     return np.flatnonzero(mask).astype(np.int64, copy=False), done
-
-
-def _count_failed(store: RunStore) -> int:
-    from sweep._status import run_status
-
-    return int(run_status(store.location, with_hash=False)["failed"])

@@ -294,7 +294,6 @@ def fold_table(run_dir: str | os.PathLike[str], allow_import: tuple[str, ...] = 
         One row per walk-forward fold and CPCV split (:meth:`OutOfSample.table`).
     """
     from sweep._fold_summary import merged_folds
-    from sweep._results import results_table
     from sweep._store import RunStore
     from sweep._trust import resolve_recorded
 
@@ -309,11 +308,5 @@ def fold_table(run_dir: str | os.PathLike[str], allow_import: tuple[str, ...] = 
     if summary is None:
         raise RunFolderError(f"run folder {str(run_dir)!r} has no fold summaries yet")
     sweep = resolve_recorded(manifest, str(run_dir), allow_import)
-    table = results_table(run_dir)
-    ok = pd.Series(table.column("status").to_pylist()) == "ok"
-    key = np.where(ok, table.column("excess_sharpe").to_numpy(zero_copy_only=False), np.nan)
-    winner = None
-    if np.isfinite(key).any():
-        winner = int(table.column("grid_index").to_numpy()[np.nanargmax(key)])
-    result = out_of_sample(sweep, summary, winner)
-    return result.table(sweep.panel.dates)
+    # The table shows each fold's choice only: no full-sample winner is needed.
+    return out_of_sample(sweep, summary, None).table(sweep.panel.dates)

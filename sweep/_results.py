@@ -15,13 +15,15 @@ from sweep._table_hash import hash_columns
 from sweep.errors import RunFolderError
 
 
-def results_table(run_dir: str | os.PathLike[str]) -> pa.Table:
+def results_table(run_dir: str | os.PathLike[str], parts: list[str] | None = None) -> pa.Table:
     """Return every result of a run folder as one table sorted by ``config_id``.
 
     Parameters
     ----------
     run_dir : str or path
         The run folder.
+    parts : list of str, optional
+        Part names already checked (default: check every part).
 
     Returns
     -------
@@ -33,7 +35,7 @@ def results_table(run_dir: str | os.PathLike[str]) -> pa.Table:
     """
     store = RunStore(run_dir)
     store.read_manifest()  # a clear error if this is not a run folder
-    table = store.read_results()
+    table = store.read_results(parts)
     return table.take(canonical_order(table.column("config_id")))
 
 

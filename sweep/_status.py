@@ -10,9 +10,18 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from sweep._null_summary import merged_summary, summary_digest
-from sweep._results import load_results, results_hash
+from sweep._results import results_hash, results_table
 from sweep._store import RunStore
 from sweep.errors import SweepError, close_matches
+
+
+def failed_count(store: RunStore, parts: list[str]) -> int:
+    """Configs whose status is not ``ok`` in these (checked) parts."""
+    failed = 0
+    for name in parts:
+        status = store.read_part_columns(name, ["status"]).column(0)
+        failed += int(pc.sum(pc.not_equal(status, "ok")).as_py() or 0)
+    return failed
 
 
 def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> dict[str, Any]:
@@ -37,10 +46,7 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> di
     total = int(manifest["grid"]["size"])
     parts, bad = store.good_parts()
     done = int(store.done_mask(total, parts).sum())
-    failed = 0
-    for name in parts:
-        status = store.read_part_columns(name, ["status"]).column(0)
-        failed += int(pc.sum(pc.not_equal(status, "ok")).as_py() or 0)
+    failed = failed_count(store, parts)
     sessions = manifest.get("sessions", [])
     times = [s.get("end") or s.get("start") for s in sessions]
     files = [store.fs.join("parts", n) for n in parts]
@@ -119,24 +125,31 @@ def verify_run(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     }
 
 
-def results_notes(run_dir: str | os.PathLike[str]) -> list[str]:
-    """What a reader of ``sweep results`` must know: parts left out, configs missing."""
-    info = run_status(run_dir, with_hash=False)
+def results_frame(
+    run_dir: str | os.PathLike[str], sort: str, top: int | None
+) -> tuple[pd.DataFrame, list[str]]:
+    """Results sorted by a metric (descending, NaN last), optionally the top ``top`` rows.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        The configs of the parts that pass their check.
+    notes : list of str
+        What a reader must know: parts left out, configs not done yet.
+    """
+    store = RunStore(run_dir)
+    total = int(store.read_manifest()["grid"]["size"])
+    good, bad = store.good_parts()
+    frame: pd.DataFrame = results_table(run_dir, good).to_pandas()
     notes = [
-        f"part {b['name']} is left out ({b['reason']}); `sweep resume` recomputes its configs"
-        for b in info["bad_parts"]
+        f"part {b.name} is left out ({b.reason}); `sweep resume` recomputes its configs"
+        for b in bad
     ]
-    if info["remaining"]:
+    if len(frame) < total:
         notes.append(
-            f"the results cover {info['done']:,} of {info['total']:,} configs "
-            f"({info['remaining']:,} not done yet); continue with: sweep resume {run_dir}"
+            f"the results cover {len(frame):,} of {total:,} configs "
+            f"({total - len(frame):,} not done yet); continue with: sweep resume {run_dir}"
         )
-    return notes
-
-
-def results_frame(run_dir: str | os.PathLike[str], sort: str, top: int | None) -> pd.DataFrame:
-    """Results sorted by a metric (descending, NaN last), optionally the top ``top`` rows."""
-    frame = load_results(run_dir)
     if sort not in frame.columns:
         raise SweepError(
             f"--sort: unknown column {sort!r}; choose from "
@@ -144,4 +157,4 @@ def results_frame(run_dir: str | os.PathLike[str], sort: str, top: int | None) -
             + close_matches(sort, frame.columns)
         )
     frame = frame.sort_values(sort, ascending=False, na_position="last", kind="stable")
-    return frame.head(top) if top else frame
+    return (frame.head(top) if top else frame), notes

@@ -343,11 +343,10 @@ class RunStore:
     def remove_temp_files(self) -> int:
         """Delete temp files a killed writer left behind (call holding the lock); how many."""
         removed = 0
-        for folder in ("", PARTS, TELEMETRY):
-            where = self.fs.join(folder) if folder else self.fs.root
-            for name in self.fs.listdir(where):
+        for folder in ((), (PARTS,), (TELEMETRY,)):
+            for name in self.fs.listdir(self.fs.join(*folder)):
                 if name.startswith(TEMP_PREFIX):
-                    self.fs.remove(self.fs.join(folder, name) if folder else self.fs.join(name))
+                    self.fs.remove(self.fs.join(*folder, name))
                     removed += 1
         return removed
 

@@ -21,7 +21,7 @@ from typing import Any
 from strategies import BUILTINS
 from sweep._data import Panel
 from sweep._fs import is_uri
-from sweep._spec import ResolvedSweep, SweepSpec, resolve, spec_from_dict
+from sweep._spec import ResolvedSweep, resolve, spec_from_dict
 from sweep.errors import UntrustedStrategyError
 
 #: Environment variable with more strategy modules a run folder may import (comma-separated).
@@ -85,15 +85,6 @@ def _outside(location: str) -> Iterator[None]:
         sys.path[:] = saved
 
 
-def recorded_spec(
-    manifest: dict[str, Any], location: str, allow_import: Iterable[str] = ()
-) -> SweepSpec:
-    """The spec a run folder recorded, its strategy checked by :func:`check_trusted`."""
-    spec = spec_from_dict(manifest["spec"])
-    check_trusted(spec.strategy.name, location, allow_import)
-    return spec
-
-
 def resolve_recorded(
     manifest: dict[str, Any],
     location: str,
@@ -117,6 +108,7 @@ def resolve_recorded(
     -------
     ResolvedSweep
     """
-    spec = recorded_spec(manifest, location, allow_import)
+    spec = spec_from_dict(manifest["spec"])
+    check_trusted(spec.strategy.name, location, allow_import)
     with _outside(location):
         return resolve(spec, panel)

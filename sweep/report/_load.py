@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from stats import FoldSummary, NullSummary
 from sweep._fold_summary import merged_folds
 from sweep._metrics import block_columns
 from sweep._null_summary import merged_summary
+from sweep._results import canonical_order
 from sweep._store import QUARANTINE, PartCheck, RunStore
 from sweep._table_hash import hash_columns
 
@@ -143,12 +143,8 @@ def _good_results(
     folds = merged_folds(t.schema for t in tables)
     table = pa.concat_tables(tables, promote_options="none")
     del tables
-    order = pc.sort_indices(table, sort_keys=[("config_id", "ascending")])
-    ids = table.column("config_id").take(order).to_numpy(zero_copy_only=False)
-    if ids.shape[0] > 1:
-        keep = np.concatenate([[True], ids[1:] != ids[:-1]])
-        if not keep.all():  # a repeated batch: count each config once
-            order = order.filter(pa.array(keep))
+    rows_in_parts = table.num_rows
+    order = canonical_order(table.column("config_id"))  # a repeated batch counts once
     unsorted = dict(zip(table.column_names, table.columns, strict=True))
     del table
     columns: dict[str, Any] = {}
@@ -162,10 +158,10 @@ def _good_results(
 
     digest = hash_columns(len(order), taken())
     results = pd.DataFrame(columns, copy=False)
-    if merged is not None and len(results) < len(ids):
+    if merged is not None and len(results) < rows_in_parts:
         p = results["p_value"].to_numpy(dtype=np.float64)
         merged = replace(merged, n_configs=int(np.isfinite(p).sum()))
-    return results, digest, merged, order.to_numpy(), len(ids), folds
+    return results, digest, merged, order.to_numpy(), rows_in_parts, folds
 
 
 def load_run(run_dir: str | os.PathLike[str]) -> RunData:
