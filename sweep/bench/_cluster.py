@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sweep.errors import ExecutionError
+from sweep.executors._ray_orphans import before_local_ray_start
 
 
 def describe_cluster() -> dict[str, Any]:
@@ -48,6 +49,7 @@ def ray_cluster(address: str | None = None, cpus: int | None = None) -> Iterator
             if address:
                 ray.init(address=address, log_to_driver=False)
             else:
+                before_local_ray_start()
                 ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
         except Exception as exc:
             raise ExecutionError(f"cannot start or join Ray (address {address!r}): {exc}") from exc

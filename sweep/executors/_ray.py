@@ -24,6 +24,7 @@ from sweep._evaluate import BatchResult, evaluate_batch
 from sweep._spec import ResolvedSweep
 from sweep.errors import ExecutionError
 from sweep.executors._base import BatchOutcome
+from sweep.executors._ray_orphans import before_local_ray_start
 
 #: Ray retries a task this many times when its worker or node dies.
 MAX_RETRIES = 5
@@ -109,6 +110,7 @@ class RayExecutor:
                 if self.address:
                     ray.init(address=self.address, log_to_driver=False)
                 else:
+                    before_local_ray_start()
                     ray.init(
                         num_cpus=self.requested_workers,
                         include_dashboard=False,
