@@ -829,3 +829,39 @@ def test_the_inspect_pod_reads_the_same_run_folder_with_the_same_image():
     mount = next(m for m in container["volumeMounts"] if m["name"] == claim["name"])
     assert entrypoint_defaults()["RUN_DIR"].startswith(mount["mountPath"] + "/")
     assert pod["securityContext"]["runAsUser"] == ray_pods()["head"]["securityContext"]["runAsUser"]
+
+
+def test_the_rayjob_reads_its_spec_from_the_configmap_which_is_a_spec_that_loads(tmp_path):
+    from sweep import load_spec
+
+    config_map = kuberay()["ConfigMap"]
+    assert config_map["metadata"]["name"] == "raysweep-spec"
+    text = config_map["data"]["sweep.toml"]
+    assert text == (REPO / "examples" / "momentum.toml").read_text()
+    (tmp_path / "sweep.toml").write_text(text)
+    assert load_spec(tmp_path / "sweep.toml").name
+    head = ray_pods()["head"]
+    container = head["containers"][0]
+    spec_path = Path(env_of(container)["SPEC"])
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "spec")
+    assert mount["readOnly"] and spec_path.parent == Path(mount["mountPath"])
+    volume = next(v for v in head["volumes"] if v["name"] == "spec")
+    assert volume["configMap"]["name"] == "raysweep-spec"
+    assert spec_path.name in config_map["data"]
+
+
+def test_every_pod_names_the_same_image_pull_secret():
+    pods = {**ray_pods(), "inspect": kuberay()["Pod"]["spec"]}
+    for name, pod in pods.items():
+        assert pod.get("imagePullSecrets") == [{"name": "raysweep-pull"}], name
+    runbook = (REPO / "docs" / "cluster.md").read_text()
+    assert "kubectl create secret docker-registry raysweep-pull" in runbook
+
+
+def test_rayjob_workers_fit_an_8_vcpu_node_and_tell_ray_their_cpu_limit():
+    """A pod's CPU request must fit the node's allocatable CPU, below its vCPU count."""
+    for name, pod in ray_pods().items():
+        if name.startswith("worker:"):
+            resources = pod["containers"][0]["resources"]
+            assert resources["requests"]["cpu"] == resources["limits"]["cpu"], name
+            assert float(resources["limits"]["cpu"]) <= 7, f"{name}: Pending on 8-vCPU nodes"
