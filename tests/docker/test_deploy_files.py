@@ -7,6 +7,7 @@ builds, that KubeRay accepts the RayJob) is listed in docs/cluster.md.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shlex
@@ -101,17 +102,26 @@ def entrypoint_modes() -> set[str]:
     return set(re.findall(r"^\s+([a-z-]+)\) mode_", block, flags=re.M))
 
 
-def lock() -> dict[str, str]:
-    pins: dict[str, str] = {}
-    for line in (DOCKER / "requirements.lock").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, sep, version = line.partition("==")
-            assert sep, f"requirements.lock: {line!r} is not pinned with =="
+def lock_entries() -> dict[str, tuple[str, list[str]]]:
+    """Canonical name -> (version, [--hash options]) of docker/requirements.lock.
+
+    One requirement per logical line (``\\`` continuation lines joined, as pip reads them).
+    """
+    entries: dict[str, tuple[str, list[str]]] = {}
+    text = (DOCKER / "requirements.lock").read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            name, sep, version = words[0].partition("==")
+            assert sep, f"requirements.lock: {words[0]!r} is not pinned with =="
             key = canonicalize_name(name)
-            assert key not in pins, f"requirements.lock pins {name} twice"
-            pins[key] = version.strip()
-    return pins
+            assert key not in entries, f"requirements.lock pins {name} twice"
+            entries[key] = (version.strip(), words[1:])
+    return entries
+
+
+def lock() -> dict[str, str]:
+    return {key: version for key, (version, _) in lock_entries().items()}
 
 
 def compose() -> dict[str, Any]:
@@ -182,7 +192,12 @@ def test_the_entrypoint_is_an_executable_bash_script_with_the_three_modes():
 # ---- Dockerfile against pyproject and the lock ------------------------------------------------------
 def test_dockerfile_base_user_and_entrypoint():
     base = instructions("FROM")
-    assert base == ["${PYTHON_IMAGE}"] and "PYTHON_IMAGE=python:3.11-slim" in instructions("ARG")
+    assert base == ["${PYTHON_IMAGE}"]
+    # Pinned by digest (issue 16 point 7); the tag names the Python and the Debian release.
+    args = [a for a in instructions("ARG") if a.startswith("PYTHON_IMAGE=")]
+    assert len(args) == 1 and re.fullmatch(
+        r"PYTHON_IMAGE=python:3\.11-slim-bookworm@sha256:[0-9a-f]{64}", args[0]
+    ), args
     python = Version("3.11")
     assert python in Requirement(f"python{PROJECT['requires-python']}").specifier
     users = instructions("USER")
@@ -267,6 +282,80 @@ def test_the_build_fetches_no_frontend_and_no_unpinned_build_backend():
     repo = next(i for i, r in enumerate(runs) if " /app" in r and "pip install" in r)
     assert backend < repo and "--no-build-isolation" in runs[repo]
     assert "docker/build.lock /tmp/build.lock" in instructions("COPY")
+
+
+def test_every_pin_of_the_lock_has_hashes_and_the_image_installs_it_with_require_hashes():
+    """Issue 16 point 7: pip refuses a file whose sha256 is not in the lock, any requirement
+    that is not pinned, and sdists (which would fetch an unpinned build backend)."""
+    entries = lock_entries()
+    assert len(entries) >= 70, "the lock has lost pins"
+    for name, (version, options) in entries.items():
+        assert options, f"{name}=={version} has no --hash"
+        for option in options:
+            assert re.fullmatch(r"--hash=sha256:[0-9a-f]{64}", option), f"{name}: {option}"
+        assert len(set(options)) == len(options), f"{name}: a hash twice"
+    runs = instructions("RUN")
+    install = next(r for r in runs if "--requirement /tmp/requirements.lock" in r)
+    command = install[: install.index("--requirement /tmp/requirements.lock")]
+    assert "pip install" in command and "--require-hashes" in command, install
+    assert "--only-binary=:all:" in command, install
+    # make_lock.py reads the pins back as written (its --pins mode re-hashes without a change).
+    make_lock = load_make_lock()
+    assert make_lock.read_pins(DOCKER / "requirements.lock") == lock()
+
+
+def load_make_lock() -> Any:
+    spec = importlib.util.spec_from_file_location("make_lock", DOCKER / "make_lock.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The index's file list for cffi 2.1.1, cp311 (PEP 691 JSON simple API of the public index,
+# 2026-12-01), with made-up hashes: one per platform, so that the test can tell which it took.
+CFFI_FILES = [
+    "cffi-2.1.1-cp311-cp311-macosx_11_0_arm64.whl",
+    "cffi-2.1.1-cp311-cp311-manylinux1_i686.manylinux2014_i686.manylinux_2_17_i686"
+    ".manylinux_2_5_i686.whl",
+    "cffi-2.1.1-cp311-cp311-manylinux2014_aarch64.manylinux_2_17_aarch64.whl",
+    "cffi-2.1.1-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+    "cffi-2.1.1-cp311-cp311-musllinux_1_2_x86_64.whl",
+    "cffi-2.1.1-cp312-cp312-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+    "cffi-2.1.0-cp311-cp311-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+    "cffi-2.1.1.tar.gz",
+    "pydantic-0.18-py36+-none-any.whl",  # an old name that today's rules reject: skipped
+]
+
+
+def fake_index(monkeypatch: pytest.MonkeyPatch, make_lock: Any, names: list[str]) -> None:
+    import io
+    import json
+
+    files = [{"filename": n, "hashes": {"sha256": f"{i:064x}"}} for i, n in enumerate(names)]
+
+    def urlopen(request: Any, timeout: float) -> io.BytesIO:
+        assert request.get_header("Accept") == "application/vnd.pypi.simple.v1+json"
+        assert request.full_url == "https://index.invalid/simple/cffi/"
+        return io.BytesIO(json.dumps({"files": files}).encode())
+
+    monkeypatch.setattr(make_lock.urllib.request, "urlopen", urlopen)
+
+
+def test_make_lock_hashes_the_cp311_glibc_wheels_for_x86_64_and_aarch64_only(monkeypatch):
+    make_lock = load_make_lock()
+    fake_index(monkeypatch, make_lock, CFFI_FILES)
+    got = make_lock.wheel_hashes("https://index.invalid/simple", "cffi", "2.1.1")
+    assert got == [f"{2:064x}", f"{3:064x}"]  # the aarch64 and the x86_64 manylinux wheel
+    pure = make_lock.target_tags("aarch64") & make_lock.target_tags("x86_64")
+    assert any(t.interpreter == "py3" and t.platform == "any" for t in pure)
+
+
+def test_make_lock_refuses_a_pin_without_a_wheel_for_one_target(monkeypatch):
+    make_lock = load_make_lock()
+    fake_index(monkeypatch, make_lock, [n for n in CFFI_FILES if "aarch64" not in n])
+    with pytest.raises(SystemExit, match="no cp311 wheel for aarch64"):
+        make_lock.wheel_hashes("https://index.invalid/simple", "cffi", "2.1.1")
 
 
 def test_every_runtime_dependency_of_pyproject_is_pinned_in_the_lock_and_satisfies_it():
@@ -740,3 +829,39 @@ def test_the_inspect_pod_reads_the_same_run_folder_with_the_same_image():
     mount = next(m for m in container["volumeMounts"] if m["name"] == claim["name"])
     assert entrypoint_defaults()["RUN_DIR"].startswith(mount["mountPath"] + "/")
     assert pod["securityContext"]["runAsUser"] == ray_pods()["head"]["securityContext"]["runAsUser"]
+
+
+def test_the_rayjob_reads_its_spec_from_the_configmap_which_is_a_spec_that_loads(tmp_path):
+    from sweep import load_spec
+
+    config_map = kuberay()["ConfigMap"]
+    assert config_map["metadata"]["name"] == "raysweep-spec"
+    text = config_map["data"]["sweep.toml"]
+    assert text == (REPO / "examples" / "momentum.toml").read_text()
+    (tmp_path / "sweep.toml").write_text(text)
+    assert load_spec(tmp_path / "sweep.toml").name
+    head = ray_pods()["head"]
+    container = head["containers"][0]
+    spec_path = Path(env_of(container)["SPEC"])
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "spec")
+    assert mount["readOnly"] and spec_path.parent == Path(mount["mountPath"])
+    volume = next(v for v in head["volumes"] if v["name"] == "spec")
+    assert volume["configMap"]["name"] == "raysweep-spec"
+    assert spec_path.name in config_map["data"]
+
+
+def test_every_pod_names_the_same_image_pull_secret():
+    pods = {**ray_pods(), "inspect": kuberay()["Pod"]["spec"]}
+    for name, pod in pods.items():
+        assert pod.get("imagePullSecrets") == [{"name": "raysweep-pull"}], name
+    runbook = (REPO / "docs" / "cluster.md").read_text()
+    assert "kubectl create secret docker-registry raysweep-pull" in runbook
+
+
+def test_rayjob_workers_fit_an_8_vcpu_node_and_tell_ray_their_cpu_limit():
+    """A pod's CPU request must fit the node's allocatable CPU, below its vCPU count."""
+    for name, pod in ray_pods().items():
+        if name.startswith("worker:"):
+            resources = pod["containers"][0]["resources"]
+            assert resources["requests"]["cpu"] == resources["limits"]["cpu"], name
+            assert float(resources["limits"]["cpu"]) <= 7, f"{name}: Pending on 8-vCPU nodes"
