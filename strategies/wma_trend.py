@@ -29,11 +29,13 @@ def weighted_moving_average(prices: NDArray[np.float64], window: int) -> NDArray
     ndarray, shape (T, A)
         NaN for the first ``window - 1`` rows.
     """
+    # Integer weights summed first, one division last: a flat run of a price p gives exactly
+    # p (no weight is rounded), so a close equal to its average is a tie, never "above".
     weights = np.arange(window, 0, -1, dtype=np.float64)
-    weights /= weights.sum()
+    total = window * (window + 1) / 2
     out = np.full_like(prices, np.nan)
     for a in range(prices.shape[1]):
-        out[window - 1 :, a] = np.convolve(prices[:, a], weights, mode="valid")
+        out[window - 1 :, a] = np.convolve(prices[:, a], weights, mode="valid") / total
     return out
 
 

@@ -98,12 +98,6 @@ def _tied(seed: int, n: int = 120) -> np.ndarray:
     return (50.0 + np.cumsum(steps)).reshape(-1, 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="wma_trend compares the close with a rounded WMA (weights normalised before the "
-    "sum): on flat runs close == WMA exactly but the rounded WMA can sit an ulp below the "
-    "close, so the kernel goes long on a tie the docstring says is flat",
-)
 @pytest.mark.parametrize("seed", [0, 1])
 def test_exact_ties_with_the_average_are_flat(seed: int) -> None:
     close = _tied(seed)
