@@ -579,14 +579,8 @@ def report(
     allow_import: AllowImportOpt = None,
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html."""
-    from sweep.report import (
-        ReportOptions,
-        build_report,
-        default_out_dir,
-        parse_heatmap,
-        summary_lines,
-        write_report,
-    )
+    from sweep.report import ReportOptions, build_report, default_out_dir, write_report
+    from sweep.report._cli_support import parse_heatmap, summary_lines
 
     if out_dir is not None:
         check_output_folder(out_dir, "--out")
@@ -639,7 +633,8 @@ def bench(
     ] = None,
 ) -> None:
     """Measure the Ray cluster: per-task overhead, batching amortization, or scaling (USL)."""
-    from sweep.bench import bench_table, run_bench
+    from sweep.bench import run_bench
+    from sweep.bench._run import bench_table  # a rich Table: the CLI's, not library API
 
     outcome = run_bench(kind.value, address=address, workers=workers, spec=spec, out=out_dir)
     out.print(bench_table(outcome.result))
