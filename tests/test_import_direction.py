@@ -65,6 +65,26 @@ def test_package_imports_and_runs_with_sweep_blocked(package):
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.parametrize("package", sorted(_USE))
+def test_no_module_of_the_package_names_sweep(package):
+    # Also catches imports the run above cannot see (under TYPE_CHECKING, inside functions).
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / package
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            assert not any(n == "sweep" or n.startswith("sweep.") for n in names), (
+                f"{path.relative_to(root.parent)}:{node.lineno} imports {names}"
+            )
+
+
 def test_the_blocker_blocks():
     code = _BLOCKED + "import sweep.errors\n"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
