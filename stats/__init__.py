@@ -4,7 +4,8 @@ No Ray, no I/O, no global random state: functions that need randomness take a
 ``numpy.random.Generator`` or a seed. Sharpe ratios are PER PERIOD unless a name says
 otherwise, and kurtosis is RAW (normal = 3). Return series are laid out (series, periods),
 one config per row, except the PBO matrix, which follows its paper: (periods, strategies).
-Bad inputs raise :class:`sweep.errors.StatsInputError` (a ``ValueError``).
+Bad inputs raise :class:`StatsInputError` (a ``ValueError``); ``stats`` imports nothing from
+``sweep`` or ``strategies``.
 """
 
 from stats._amortization import AmortizationFit, AmortizationLaw, fit_amortization
@@ -26,6 +27,7 @@ from stats._data_snooping import (
     sweep_wide_pvalue,
 )
 from stats._effective_trials import EffectiveTrials, effective_number_of_trials
+from stats._errors import StatsInputError
 from stats._folds import (
     Fold,
     FoldPlan,
@@ -94,6 +96,7 @@ __all__ = [
     "PathStatistics",
     "ResampleDraws",
     "ReturnMoments",
+    "StatsInputError",
     "StepMResult",
     "USLFit",
     "annualised_sharpe",

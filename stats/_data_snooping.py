@@ -109,6 +109,38 @@ def _block_sum(prefix, mu, s, length, c):  # type: ignore[no-untyped-def]  # pra
 
 
 @numba.njit(cache=True, nogil=True)
+def _fill_table(prefix, mu, fixed_length, table):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """``table[k, c]``: the demeaned sum of row ``c`` over the fixed-length block from ``k``."""
+    n, g = table.shape
+    for k in range(n):
+        for c in range(g):
+            table[k, c] = _block_sum(prefix, mu, k, fixed_length, c)
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_table_blocks(table, starts, n_fixed, acc):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Add blocks ``0 .. n_fixed - 1`` of every replication, read from ``table``."""
+    reps, g = acc.shape
+    for j in range(n_fixed):
+        for b in range(reps):
+            s = starts[j, b]
+            for c in range(g):
+                acc[b, c] += table[s, c]
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_summed_blocks(prefix, mu, starts, ends, first, acc):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Add blocks ``first ..`` of every replication, each summed from the prefix sums."""
+    reps, g = acc.shape
+    for j in range(first, starts.shape[0]):
+        for b in range(reps):
+            s = starts[j, b]
+            length = ends[j, b] - s
+            for c in range(g):
+                acc[b, c] += _block_sum(prefix, mu, s, length, c)
+
+
+@numba.njit(cache=True, nogil=True)
 def _centred_means(x, starts, ends, fixed_length, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """``out[i, b]``: mean of replication ``b`` of row ``i`` minus the row's mean.
 
@@ -128,28 +160,13 @@ def _centred_means(x, starts, ends, fixed_length, out):  # type: ignore[no-untyp
     for lo in range(0, m, g):
         _load_group(x, lo, mu, prefix)
         if n_fixed > 0:
-            for k in range(n):
-                for c in range(g):
-                    table[k, c] = _block_sum(prefix, mu, k, fixed_length, c)
-        for b in range(reps):
-            for c in range(g):
-                acc[b, c] = 0.0
-        for j in range(n_fixed):
+            _fill_table(prefix, mu, fixed_length, table)
+        acc[:, :] = 0.0
+        _add_table_blocks(table, starts, n_fixed, acc)
+        _add_summed_blocks(prefix, mu, starts, ends, n_fixed, acc)
+        for c in range(min(g, m - lo)):
             for b in range(reps):
-                s = starts[j, b]
-                for c in range(g):
-                    acc[b, c] += table[s, c]
-        for j in range(n_fixed, n_blocks):
-            for b in range(reps):
-                s = starts[j, b]
-                length = ends[j, b] - s
-                for c in range(g):
-                    acc[b, c] += _block_sum(prefix, mu, s, length, c)
-        for c in range(g):
-            i = lo + c
-            if i < m:
-                for b in range(reps):
-                    out[i, b] = acc[b, c] / n
+                out[lo + c, b] = acc[b, c] / n
 
 
 def centred_resample_means(excess: FloatArray, draws: ResampleDraws) -> FloatArray:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -262,7 +262,40 @@ def effective_number_of_trials(
     n_rows, t = x.shape
     if t < 3:
         raise input_error(f"returns: expected at least 3 periods per series, got {t}")
-    # Pass 1 (float64, O(N T)): which rows vary, and the sum of standardised rows.
+    x, sum_corr = _varying_rows(x, rows_per_block)
+    n = x.shape[0]
+    if method == "auto":
+        method = "exact" if float(n) * t * min(n, t) <= EXACT_BUDGET else "estimated"
+    if method == "estimated" and size >= n:
+        method = "exact"
+    if method == "exact":
+        sums = _exact_sums(x, dtype, rows_per_block, eig_dim if eigenvalues else 0)
+    else:
+        sums = _estimated_sums(x, dtype, _sample_rows(n, size, rng), eig_dim if eigenvalues else 0)
+    if eigenvalues and sums.eigen is None:
+        # Exact pairs but too many eigenvalues to compute: take them from a sample.
+        idx = _sample_rows(n, min(size, eig_dim, n), rng)
+        z = _standardised(x[idx], dtype)
+        eigen = _eigenvalues(np.asarray(z @ z.T, dtype=np.float64))
+        sums = replace(sums, eigen=eigen, eigen_method="sampled")
+    return _result(method, sums, n, n_rows - n, t, sum_corr, precision)
+
+
+@dataclass(frozen=True)
+class _PairSums:
+    """What the exact or estimated pass found: the sums over pairs and the eigenvalues."""
+
+    used: int  # series the sums came from
+    sum_sq: float  # sum_ij rho_ij**2 (estimated: extrapolated from the sample)
+    mean_sq: float  # mean rho_ij**2 over pairs i != j (NaN for one series)
+    se: float  # standard error of the participation ratio (0.0 when exact)
+    eigen: FloatArray | None  # eigenvalues behind Li-Ji and Galwey (None: not computed)
+    eigen_method: str  # "gram", "correlation" or "sampled"
+
+
+def _varying_rows(x: FloatArray, rows_per_block: int) -> tuple[FloatArray, float]:
+    """Pass 1 (float64, O(N T)): the non-constant rows, and ``sum_ij rho_ij`` over them."""
+    n_rows, t = x.shape
     keep = np.empty(n_rows, dtype=bool)
     for lo, hi in _row_blocks(n_rows, rows_per_block):
         blk = x[lo:hi]
@@ -274,68 +307,79 @@ def effective_number_of_trials(
         )
     if not bool(keep.all()):
         x = x[keep]
-    n_constant = n_rows - n
     total = np.zeros(t)
     for lo, hi in _row_blocks(n, rows_per_block):
         total += _standardised(x[lo:hi], np.float64).sum(axis=0)
-    sum_corr = float(total @ total)
+    return x, float(total @ total)
 
-    if method == "auto":
-        method = "exact" if float(n) * t * min(n, t) <= EXACT_BUDGET else "estimated"
-    if method == "estimated" and size >= n:
-        method = "exact"
 
-    want_eigen = bool(eigenvalues)
+def _exact_sums(
+    x: FloatArray, dtype: type[np.floating], rows_per_block: int, eig_dim: int
+) -> _PairSums:
+    """Every pair: the T x T Gram when ``T < N``, else the N x N correlation (see Notes).
+
+    Eigenvalues are computed when the matrix is at most ``eig_dim`` wide (0: never).
+    """
+    n, t = x.shape
     eigen: FloatArray | None = None
     eigen_method = "sampled"
-    se = 0.0
-    if method == "exact":
-        used = n
-        if t < n:
-            gram = _gram(x, dtype, rows_per_block)
-            sum_sq = _frobenius_sq_upper(gram)
-            if want_eigen and t <= eig_dim:
-                eigen = _eigenvalues(gram.astype(np.float64), upper=True)
-                eigen_method = "gram"
-        elif want_eigen and n <= eig_dim:
-            z = _standardised(x, dtype)
-            corr = np.asarray(z @ z.T, dtype=np.float64)
-            sum_sq = float((corr * corr).sum())
-            eigen = _eigenvalues(corr)
-            eigen_method = "correlation"
-        else:
-            sum_sq = _tiled_sum_sq(x, dtype, rows_per_block)
-        mean_sq = (sum_sq - n) / (n * (n - 1.0)) if n > 1 else math.nan
-    else:
-        used = size
-        idx = _sample_rows(n, size, rng)
-        z = _standardised(x[idx], dtype)
+    if t < n:
+        gram = _gram(x, dtype, rows_per_block)
+        sum_sq = _frobenius_sq_upper(gram)
+        if t <= eig_dim:
+            eigen = _eigenvalues(gram.astype(np.float64), upper=True)
+            eigen_method = "gram"
+    elif n <= eig_dim:
+        z = _standardised(x, dtype)
         corr = np.asarray(z @ z.T, dtype=np.float64)
-        sq = corr * corr
-        off_row = (sq.sum(axis=1) - np.diag(sq)) / (size - 1.0)
-        mean_sq = float(off_row.mean())
-        se_mean_sq = 2.0 * float(off_row.std(ddof=1)) / math.sqrt(size)
-        sum_sq = n + n * (n - 1.0) * mean_sq
-        se = n * n * n * (n - 1.0) * se_mean_sq / (sum_sq * sum_sq)
-        if want_eigen and size <= eig_dim:
-            eigen = _eigenvalues(corr)
+        sum_sq = float((corr * corr).sum())
+        eigen = _eigenvalues(corr)
+        eigen_method = "correlation"
+    else:
+        sum_sq = _tiled_sum_sq(x, dtype, rows_per_block)
+    mean_sq = (sum_sq - n) / (n * (n - 1.0)) if n > 1 else math.nan
+    return _PairSums(n, sum_sq, mean_sq, 0.0, eigen, eigen_method)
 
-    if want_eigen and eigen is None:
-        # Exact pairs but too many eigenvalues to compute: take them from a sample.
-        eig_size = min(size, eig_dim, n)
-        idx = _sample_rows(n, eig_size, rng)
-        z = _standardised(x[idx], dtype)
-        eigen = _eigenvalues(np.asarray(z @ z.T, dtype=np.float64))
-        eigen_method = "sampled"
+
+def _estimated_sums(
+    x: FloatArray, dtype: type[np.floating], idx: NDArray[np.int64], eig_dim: int
+) -> _PairSums:
+    """The sampled rows ``idx``: a U-statistic of ``rho**2`` and its Hoeffding s.e. (Notes)."""
+    n = x.shape[0]
+    size = idx.shape[0]
+    z = _standardised(x[idx], dtype)
+    corr = np.asarray(z @ z.T, dtype=np.float64)
+    sq = corr * corr
+    off_row = (sq.sum(axis=1) - np.diag(sq)) / (size - 1.0)
+    mean_sq = float(off_row.mean())
+    se_mean_sq = 2.0 * float(off_row.std(ddof=1)) / math.sqrt(size)
+    sum_sq = n + n * (n - 1.0) * mean_sq
+    se = n * n * n * (n - 1.0) * se_mean_sq / (sum_sq * sum_sq)
+    eigen = _eigenvalues(corr) if size <= eig_dim else None
+    return _PairSums(size, sum_sq, mean_sq, se, eigen, "sampled")
+
+
+def _result(
+    method: str,
+    sums: _PairSums,
+    n: int,
+    n_constant: int,
+    t: int,
+    sum_corr: float,
+    precision: str,
+) -> EffectiveTrials:
+    """Every estimator from the sums over pairs and the eigenvalues."""
+    eigen = sums.eigen
     if eigen is None:
         eigen_method, eigen_size = "none", 0
     else:
+        eigen_method = sums.eigen_method
         eigen_size = n if eigen_method != "sampled" else len(eigen)
     scale = n / eigen_size if eigen_size else math.nan
     # rank(R) <= min(n, t - 1) bounds Galwey by the rank and Li-Ji by twice the rank; the
     # bounds bind only on extrapolated (sampled) values.
     rank = min(n, t - 1)
-
+    sum_sq, mean_sq = sums.sum_sq, sums.mean_sq
     floor = 1.0 / (t - 1.0)
     if n > 1:
         mean_sq_adj = max(mean_sq - floor, 0.0) / (1.0 - floor)
@@ -349,9 +393,9 @@ def effective_number_of_trials(
         n=n,
         n_constant=n_constant,
         n_obs=t,
-        sample_size=used,
+        sample_size=sums.used,
         participation_ratio=_clamp(n * n / sum_sq, n),
-        participation_ratio_se=se,
+        participation_ratio_se=sums.se,
         participation_ratio_adjusted=_clamp(n * n / sum_sq_adj, n),
         sum_sq_correlation=float(sum_sq),
         mean_pairwise_correlation=float(mean_corr),

@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-if TYPE_CHECKING:
-    from sweep.errors import StatsInputError
+from stats._errors import StatsInputError
 
 FloatArray = NDArray[np.float64]
 
 
 def input_error(message: str) -> StatsInputError:
-    """Build a ``sweep.errors.StatsInputError`` (a ``ValueError``) with ``message``.
-
-    The import is deferred to the moment of raising because ``sweep`` imports ``stats``:
-    importing ``sweep.errors`` while ``stats`` initialises would run ``sweep/__init__``
-    against a half-built ``stats``.
-    """
-    from sweep.errors import StatsInputError
-
+    """Build a :class:`stats.StatsInputError` (a ``ValueError``) with ``message``."""
     return StatsInputError(message)
 
 
@@ -65,14 +57,6 @@ def as_float(name: str, value: Any, *, finite: bool = True) -> float:
     if math.isnan(out) or (finite and math.isinf(out)):
         raise input_error(f"{name}: expected a finite number, got {value!r}")
     return out
-
-
-def check_positive(name: str, value: float, *, strict: bool = True) -> float:
-    """Refuse ``value <= 0`` (or ``< 0`` with ``strict=False``)."""
-    if (strict and not value > 0) or (not strict and not value >= 0):
-        bound = "positive" if strict else "non-negative"
-        raise input_error(f"{name}: expected a {bound} number, got {value!r}")
-    return value
 
 
 def as_int(name: str, value: Any, *, minimum: int | None = None) -> int:

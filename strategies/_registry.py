@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib
 
+from strategies._errors import StrategyError, close_matches
 from strategies._protocol import Strategy
-from sweep.errors import StrategyError, close_matches
 
 #: Built-in strategies: name -> import path of the class.
 BUILTINS: dict[str, str] = {

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows
-
-if TYPE_CHECKING:
-    from sweep._data import Panel
 
 
 @numba.njit(cache=True, nogil=True)

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from strategies._errors import StrategyError
+from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows
-from sweep.errors import StrategyError
-
-if TYPE_CHECKING:
-    from sweep._data import Panel
 
 #: Configs evaluated together in one vectorised step (keeps the scratch arrays in cache).
 #: Every operation is element-wise or along a config's own row, so results do not depend on it.

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows, signed_positions_output
-
-if TYPE_CHECKING:
-    from sweep._data import Panel
 
 
 def weighted_moving_average(prices: NDArray[np.float64], window: int) -> NDArray[np.float64]:

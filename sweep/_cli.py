@@ -11,6 +11,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
@@ -25,10 +26,12 @@ from sweep import _signals
 from sweep._numba_cache import ensure_numba_cache
 from sweep._output import check_output_file, check_output_folder, writing
 from sweep._spec import ResolvedSweep, SweepSpec, load_spec
-from sweep.errors import ExecutionError, SpecError, SweepError
+from sweep.errors import USER_ERRORS, ExecutionError, SpecError, SweepError, exit_code
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from sweep._driver import RunSummary
 
 app = typer.Typer(
     name="sweep",
@@ -187,32 +190,53 @@ AllowImportOpt = Annotated[
 ]
 
 
-def _execute(
-    spec: SweepSpec | ResolvedSweep,
-    run_dir: str,
+@dataclass(frozen=True)
+class _RunOptions:
+    """The options ``run`` and ``resume`` share, checked before anything is read."""
+
+    executor: ExecutorKind
+    address: str | None
+    workers: int | None
+    batch_size: int | None  # None: 'auto'
+    on_error: OnErrorMode
+    quiet: bool
+
+
+def _run_options(
     executor: ExecutorKind,
     address: str | None,
     workers: int | None,
     batch_size: str,
     on_error: OnErrorMode,
     quiet: bool,
-) -> None:
+) -> _RunOptions:
+    _check_workers(executor, workers)
+    return _RunOptions(executor, address, workers, _parse_batch_size(batch_size), on_error, quiet)
+
+
+def _execute(spec: SweepSpec | ResolvedSweep, run_dir: str, options: _RunOptions) -> None:
     from sweep._driver import run_sweep
 
-    size = _parse_batch_size(batch_size)
     try:
         summary = run_sweep(
             spec,
             run_dir,
-            executor=executor.value,
-            batch_size=size,
-            on_error="raise" if on_error is OnErrorMode.raise_ else "record",
-            progress=not quiet,
-            address=address,
-            workers=workers,
+            executor=options.executor.value,
+            batch_size=options.batch_size,
+            on_error="raise" if options.on_error is OnErrorMode.raise_ else "record",
+            progress=not options.quiet,
+            address=options.address,
+            workers=options.workers,
         )
     except KeyboardInterrupt as exc:
         raise _interrupted(exc, _interrupted_run(run_dir)) from None
+    _say(out, "\n".join(_summary_lines(summary)))
+    if summary.total and summary.done >= summary.total and summary.failed >= summary.total:
+        _every_config_failed(summary.run_dir, summary.total)
+
+
+def _summary_lines(summary: RunSummary) -> list[str]:
+    """What ``run`` and ``resume`` print when the sweep ends."""
     lines = [
         f"run folder: {summary.run_dir}",
         f"configs:    {summary.done:,} / {summary.total:,} done "
@@ -226,9 +250,7 @@ def _execute(
         lines.append(f"table hash: {summary.table_hash}")
         lines.append(f"results:    sweep results {summary.run_dir} --top 10")
         lines.append(f"report:     sweep report {summary.run_dir}")
-    _say(out, "\n".join(lines))
-    if summary.total and summary.done >= summary.total and summary.failed >= summary.total:
-        _every_config_failed(summary.run_dir, summary.total)
+    return lines
 
 
 def _interrupted_run(run_dir: str) -> str:
@@ -268,19 +290,9 @@ def run(
     quiet: QuietOpt = False,
 ) -> None:
     """Run a sweep (or continue it, if the run folder already holds it)."""
-    _check_workers(executor, workers)
-    _parse_batch_size(batch_size)
+    options = _run_options(executor, address, workers, batch_size, on_error, quiet)
     sweep_spec = _load_spec(spec)
-    _execute(
-        sweep_spec,
-        run_dir or str(Path("runs") / sweep_spec.name),
-        executor,
-        address,
-        workers,
-        batch_size,
-        on_error,
-        quiet,
-    )
+    _execute(sweep_spec, run_dir or str(Path("runs") / sweep_spec.name), options)
 
 
 @app.command()
@@ -299,11 +311,10 @@ def resume(
     from sweep._store import RunStore
     from sweep._trust import resolve_recorded
 
-    _check_workers(executor, workers)
-    _parse_batch_size(batch_size)
+    options = _run_options(executor, address, workers, batch_size, on_error, quiet)
     manifest = RunStore(run_dir).read_manifest()
     sweep = resolve_recorded(manifest, run_dir, allow_import or ())
-    _execute(sweep, run_dir, executor, address, workers, batch_size, on_error, quiet)
+    _execute(sweep, run_dir, options)
 
 
 @app.command()
@@ -568,14 +579,8 @@ def report(
     allow_import: AllowImportOpt = None,
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html."""
-    from sweep.report import (
-        ReportOptions,
-        build_report,
-        default_out_dir,
-        parse_heatmap,
-        summary_lines,
-        write_report,
-    )
+    from sweep.report import ReportOptions, build_report, default_out_dir, write_report
+    from sweep.report._cli_support import parse_heatmap, summary_lines
 
     if out_dir is not None:
         check_output_folder(out_dir, "--out")
@@ -628,7 +633,8 @@ def bench(
     ] = None,
 ) -> None:
     """Measure the Ray cluster: per-task overhead, batching amortization, or scaling (USL)."""
-    from sweep.bench import bench_table, run_bench
+    from sweep.bench import run_bench
+    from sweep.bench._run import bench_table  # a rich Table: the CLI's, not library API
 
     outcome = run_bench(kind.value, address=address, workers=workers, spec=spec, out=out_dir)
     out.print(bench_table(outcome.result))
@@ -639,15 +645,17 @@ def main() -> None:
     """Console-script entry point: map errors to exit codes and one-paragraph messages.
 
     Usage errors (unknown command or option, missing argument) are handled by typer in
-    standalone mode: a usage message and exit code 2. A :class:`SweepError` raised by a
-    command prints its message and exits with its code (2 for bad input, 1 for a failed
-    sweep), without a traceback. A Ctrl-C exits 130 and a SIGTERM 143, each with one line
-    (a running sweep first records its session as interrupted and releases its lock).
-    numba is given a writable cache folder first (:func:`sweep._numba_cache.ensure_numba_cache`).
+    standalone mode: a usage message and exit code 2. An error of
+    :data:`sweep.errors.USER_ERRORS` raised by a command (a :class:`SweepError`, or a
+    strategy's or a statistic's error) prints its message and exits with its code (2 for bad
+    input, 1 for a failed sweep), without a traceback. A Ctrl-C exits 130 and a SIGTERM 143,
+    each with one line (a running sweep first records its session as interrupted and
+    releases its lock). numba is given a writable cache folder first
+    (:func:`sweep._numba_cache.ensure_numba_cache`).
     """
     _signals.install()
     ensure_numba_cache()
     try:
         app()
-    except SweepError as exc:
-        raise SystemExit(_fail(exc, exc.exit_code).exit_code) from None
+    except USER_ERRORS as exc:
+        raise SystemExit(_fail(exc, exit_code(exc)).exit_code) from None

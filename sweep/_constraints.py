@@ -178,32 +178,47 @@ class Constraint:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.BinOp):
-            left = _as_float(self._eval(node.left, values))
-            right = _as_float(self._eval(node.right, values))
-            if isinstance(node.op, ast.Pow):
-                self._check_exponent(right)
-            return _BINARY[type(node.op)](left, right)
+            return self._eval_binary(node, values)
         if isinstance(node, ast.UnaryOp):
-            operand = self._eval(node.operand, values)
-            if isinstance(node.op, ast.Not):
-                return np.logical_not(operand)
-            return -_as_float(operand) if isinstance(node.op, ast.USub) else operand
+            return self._eval_unary(node, values)
         if isinstance(node, ast.BoolOp):
-            parts = [np.asarray(self._eval(v, values), dtype=bool) for v in node.values]
-            combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
-            combined = parts[0]
-            for part in parts[1:]:
-                combined = combine(combined, part)
-            return combined
+            return self._eval_bool(node, values)
         if isinstance(node, ast.Compare):
-            left = self._eval(node.left, values)
-            out: Any = True
-            for op, comparator in zip(node.ops, node.comparators, strict=True):
-                right = self._eval(comparator, values)
-                out = np.logical_and(out, _COMPARE[type(op)](left, right))
-                left = right
-            return out
+            return self._eval_compare(node, values)
         raise AssertionError(f"unreachable: {type(node).__name__}")  # pragma: no cover
+
+    def _eval_binary(self, node: ast.BinOp, values: Mapping[str, NDArray[Any]]) -> Any:
+        """Arithmetic in float64; the exponent of ``**`` bounded first."""
+        left = _as_float(self._eval(node.left, values))
+        right = _as_float(self._eval(node.right, values))
+        if isinstance(node.op, ast.Pow):
+            self._check_exponent(right)
+        return _BINARY[type(node.op)](left, right)
+
+    def _eval_unary(self, node: ast.UnaryOp, values: Mapping[str, NDArray[Any]]) -> Any:
+        operand = self._eval(node.operand, values)
+        if isinstance(node.op, ast.Not):
+            return np.logical_not(operand)
+        return -_as_float(operand) if isinstance(node.op, ast.USub) else operand
+
+    def _eval_bool(self, node: ast.BoolOp, values: Mapping[str, NDArray[Any]]) -> Any:
+        """``and`` / ``or`` element-wise, left to right (every operand evaluated)."""
+        parts = [np.asarray(self._eval(v, values), dtype=bool) for v in node.values]
+        combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+        combined = parts[0]
+        for part in parts[1:]:
+            combined = combine(combined, part)
+        return combined
+
+    def _eval_compare(self, node: ast.Compare, values: Mapping[str, NDArray[Any]]) -> Any:
+        """A chain ``a < b <= c`` as ``(a < b) & (b <= c)``."""
+        left = self._eval(node.left, values)
+        out: Any = True
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = self._eval(comparator, values)
+            out = np.logical_and(out, _COMPARE[type(op)](left, right))
+            left = right
+        return out
 
     def _check_exponent(self, exponent: Any) -> None:
         largest = float(np.max(np.abs(exponent))) if np.size(exponent) else 0.0

@@ -32,9 +32,13 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 RESERVED_KEYS = ("where", "zip")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Axis:
     """One parameter's values, in the order given.
+
+    Axes compare and hash by value: two axes are equal when they have the same name, the
+    same kind of values (integer, float, bool or text) and equal values in the same order.
+    ``values`` is a read-only view, so an axis's hash cannot change under it.
 
     Attributes
     ----------
@@ -46,6 +50,26 @@ class Axis:
 
     name: str
     values: NDArray[Any]
+
+    def __post_init__(self) -> None:
+        view = np.asarray(self.values).view()
+        view.flags.writeable = False
+        object.__setattr__(self, "values", view)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Axis):
+            return NotImplemented
+        return (
+            self.name == other.name
+            and self.values.dtype.kind == other.values.dtype.kind
+            and self.values.shape == other.values.shape
+            and bool(np.array_equal(self.values, other.values))
+        )
+
+    def __hash__(self) -> int:
+        # Equal numbers hash equal (hash(-0.0) == hash(0.0)), as ``==`` needs. Not cached:
+        # text hashes differ between processes, and axes travel to workers by pickle.
+        return hash((self.name, self.values.dtype.kind, tuple(self.values.tolist())))
 
     def __len__(self) -> int:
         return int(self.values.shape[0])
@@ -79,45 +103,63 @@ def axis_from_definition(name: str, definition: Any) -> Axis:
     Axis
         The axis.
     """
-    where = f"grid.{name}"
     if isinstance(definition, Mapping):
-        keys = set(definition)
-        if keys == {"values"}:
-            return axis_from_definition(name, definition["values"])
-        if keys <= {"start", "stop", "step"} and {"start", "stop"} <= keys:
-            start, stop, step = definition["start"], definition["stop"], definition.get("step", 1)
-            for label, v in (("start", start), ("stop", stop), ("step", step)):
-                if isinstance(v, bool) or not isinstance(v, int):
-                    raise GridError(
-                        f"{where}.{label}: expected an integer (ranges are integer-only; use "
-                        f"linspace = [start, stop, num] for floats), got {v!r}"
-                    )
-            if step == 0:
-                raise GridError(f"{where}.step: expected a non-zero integer, got 0")
-            size = len(range(start, stop, step))
-            if size == 0:
-                raise GridError(f"{where}: range(start={start}, stop={stop}, step={step}) is empty")
-            _check_axis_size(where, size, f"range(start={start}, stop={stop}, step={step})")
-            _check_int64(where, (start, stop - step))
-            return Axis(name, np.arange(start, stop, step, dtype=np.int64))
-        if keys == {"linspace"}:
-            spec = definition["linspace"]
-            if not (isinstance(spec, Sequence) and len(spec) == 3):
-                raise GridError(f"{where}.linspace: expected [start, stop, num], got {spec!r}")
-            start, stop, num = spec
-            if isinstance(num, bool) or not isinstance(num, int) or num < 1:
-                raise GridError(f"{where}.linspace: num must be a positive integer, got {num!r}")
-            _check_axis_size(where, num, f"linspace num = {num}")
-            for label, v in (("start", start), ("stop", stop)):
-                if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                    raise GridError(
-                        f"{where}.linspace {label}: expected a finite number, got {v!r}"
-                    )
-            return Axis(name, np.linspace(float(start), float(stop), num))
-        raise GridError(
-            f"{where}: expected a list, {{values = [...]}}, {{start, stop, step}} or "
-            f"{{linspace = [start, stop, num]}}, got keys {sorted(keys)}"
-        )
+        return _mapping_axis(name, definition)
+    return _list_axis(name, definition)
+
+
+def _mapping_axis(name: str, definition: Mapping[str, Any]) -> Axis:
+    """An axis from ``{values = [...]}``, ``{start, stop, step}`` or ``{linspace = [...]}``."""
+    keys = set(definition)
+    if keys == {"values"}:
+        return axis_from_definition(name, definition["values"])
+    if keys <= {"start", "stop", "step"} and {"start", "stop"} <= keys:
+        return _range_axis(name, definition["start"], definition["stop"], definition.get("step", 1))
+    if keys == {"linspace"}:
+        return _linspace_axis(name, definition["linspace"])
+    raise GridError(
+        f"grid.{name}: expected a list, {{values = [...]}}, {{start, stop, step}} or "
+        f"{{linspace = [start, stop, num]}}, got keys {sorted(keys)}"
+    )
+
+
+def _range_axis(name: str, start: Any, stop: Any, step: Any) -> Axis:
+    """``range(start, stop, step)`` as an int64 axis (integers only, not empty)."""
+    where = f"grid.{name}"
+    for label, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise GridError(
+                f"{where}.{label}: expected an integer (ranges are integer-only; use "
+                f"linspace = [start, stop, num] for floats), got {v!r}"
+            )
+    if step == 0:
+        raise GridError(f"{where}.step: expected a non-zero integer, got 0")
+    size = len(range(start, stop, step))
+    if size == 0:
+        raise GridError(f"{where}: range(start={start}, stop={stop}, step={step}) is empty")
+    _check_axis_size(where, size, f"range(start={start}, stop={stop}, step={step})")
+    _check_int64(where, (start, stop - step))
+    return Axis(name, np.arange(start, stop, step, dtype=np.int64))
+
+
+def _linspace_axis(name: str, spec: Any) -> Axis:
+    """``numpy.linspace(start, stop, num)`` (both ends included) as a float64 axis."""
+    where = f"grid.{name}"
+    if not (isinstance(spec, Sequence) and len(spec) == 3):
+        raise GridError(f"{where}.linspace: expected [start, stop, num], got {spec!r}")
+    start, stop, num = spec
+    if isinstance(num, bool) or not isinstance(num, int) or num < 1:
+        raise GridError(f"{where}.linspace: num must be a positive integer, got {num!r}")
+    _check_axis_size(where, num, f"linspace num = {num}")
+    for label, v in (("start", start), ("stop", stop)):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise GridError(f"{where}.linspace {label}: expected a finite number, got {v!r}")
+    return Axis(name, np.linspace(float(start), float(stop), num))
+
+
+def _list_axis(name: str, definition: Any) -> Axis:
+    """An axis from a list of values (or one value) of one type (ints and floats: floats)."""
+    where = f"grid.{name}"
     items = list(definition) if isinstance(definition, list | tuple) else [definition]
     if not items:
         raise GridError(f"{where}: expected at least one value, got an empty list")
@@ -222,6 +264,55 @@ def _check_unique(dim: Sequence[Axis]) -> None:
     )
 
 
+def _checked_names(axes: Sequence[Axis]) -> list[str]:
+    """The axes' names, refusing no axes and a name given twice."""
+    if not axes:
+        raise GridError("grid: expected at least one parameter, got none")
+    names = [a.name for a in axes]
+    if len(set(names)) != len(names):
+        raise GridError(f"grid: parameter names must be unique, got {names}")
+    return names
+
+
+def _group_of(axes: Sequence[Axis], zip_groups: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Each zipped axis's group number; groups checked (2+ known names, once, equal lengths)."""
+    by_name = {a.name: a for a in axes}
+    group_of: dict[str, int] = {}
+    for g, group in enumerate(zip_groups):
+        if len(group) < 2:
+            raise GridError(f"grid.zip: each group needs at least two names, got {list(group)}")
+        for n in group:
+            if n not in by_name:
+                raise GridError(
+                    f"grid.zip: {n!r} is not a grid parameter (parameters: {list(by_name)})"
+                )
+            if n in group_of:
+                raise GridError(f"grid.zip: {n!r} appears in more than one group")
+            group_of[n] = g
+        lengths = {n: len(by_name[n]) for n in group}
+        if len(set(lengths.values())) != 1:
+            raise GridError(f"grid.zip: zipped axes must have equal lengths, got {lengths}")
+    return group_of
+
+
+def _dimensions(
+    axes: Sequence[Axis], zip_groups: Sequence[Sequence[str]], group_of: Mapping[str, int]
+) -> list[tuple[Axis, ...]]:
+    """The grid's dimensions: one per lone axis, one per zip group at its first axis."""
+    by_name = {a.name: a for a in axes}
+    dims: list[tuple[Axis, ...]] = []
+    seen_groups: set[int] = set()
+    for a in axes:
+        if a.name not in group_of:
+            dims.append((a,))
+            continue
+        g = group_of[a.name]
+        if g not in seen_groups:
+            seen_groups.add(g)
+            dims.append(tuple(by_name[n] for n in zip_groups[g]))
+    return dims
+
+
 class Grid:
     """The lazily indexed product of axes (with zipped groups and constraints).
 
@@ -251,37 +342,8 @@ class Grid:
         zip_groups: Sequence[Sequence[str]] = (),
         where: Sequence[str] = (),
     ) -> None:
-        if not axes:
-            raise GridError("grid: expected at least one parameter, got none")
-        names = [a.name for a in axes]
-        if len(set(names)) != len(names):
-            raise GridError(f"grid: parameter names must be unique, got {names}")
-        by_name = {a.name: a for a in axes}
-        group_of: dict[str, int] = {}
-        for g, group in enumerate(zip_groups):
-            if len(group) < 2:
-                raise GridError(f"grid.zip: each group needs at least two names, got {list(group)}")
-            for n in group:
-                if n not in by_name:
-                    raise GridError(
-                        f"grid.zip: {n!r} is not a grid parameter (parameters: {names})"
-                    )
-                if n in group_of:
-                    raise GridError(f"grid.zip: {n!r} appears in more than one group")
-                group_of[n] = g
-            lengths = {n: len(by_name[n]) for n in group}
-            if len(set(lengths.values())) != 1:
-                raise GridError(f"grid.zip: zipped axes must have equal lengths, got {lengths}")
-        dims: list[tuple[Axis, ...]] = []
-        seen_groups: set[int] = set()
-        for a in axes:
-            if a.name in group_of:
-                g = group_of[a.name]
-                if g not in seen_groups:
-                    seen_groups.add(g)
-                    dims.append(tuple(by_name[n] for n in zip_groups[g]))
-            else:
-                dims.append((a,))
+        names = _checked_names(axes)
+        dims = _dimensions(axes, zip_groups, _group_of(axes, zip_groups))
         self.axes: tuple[Axis, ...] = tuple(axes)
         self.zip_groups: tuple[tuple[str, ...], ...] = tuple(tuple(g) for g in zip_groups)
         self.dims: tuple[tuple[Axis, ...], ...] = tuple(dims)

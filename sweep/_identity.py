@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
-
-ParamValue = int | float | bool | str
 
 #: Index of the strategy's child seed sequence spawned from a config's seed.
 STRATEGY_STREAM = 0
@@ -75,6 +73,36 @@ def _tag(value: object) -> str:
     raise TypeError(f"parameter value {value!r}: expected int, float, bool or str")
 
 
+def _encoder(strategy: str, version: str, names: Sequence[str]) -> Callable[[Sequence[str]], bytes]:
+    """The canonical bytes of a config as a function of its encoded values (THE definition).
+
+    ``names`` are the parameter names in sorted order; the returned function takes each
+    one's value as the JSON of its type tag (``json.dumps(_tag(value))``), in that order, and
+    returns UTF-8 JSON with sorted keys and no whitespace: what ``json.dumps`` of
+    ``{"params": {name: tag}, "strategy": strategy, "version": version}`` with
+    ``sort_keys=True, separators=(",", ":"), ensure_ascii=False`` writes. The name and
+    strategy pieces are encoded once, so many configs cost one join each.
+    """
+    keys = [json.dumps(n, ensure_ascii=False) + ":" for n in names]
+    head = '{"params":{'
+    tail = (
+        '},"strategy":'
+        + json.dumps(strategy, ensure_ascii=False)
+        + ',"version":'
+        + json.dumps(version, ensure_ascii=False)
+        + "}"
+    )
+
+    def encode(values: Sequence[str]) -> bytes:
+        return (head + ",".join(k + v for k, v in zip(keys, values, strict=True)) + tail).encode()
+
+    return encode
+
+
+def _encoded(values: Iterable[object]) -> Iterator[str]:
+    return (json.dumps(_tag(v), ensure_ascii=False) for v in values)
+
+
 def canonical_config_bytes(strategy: str, version: str, params: Mapping[str, object]) -> bytes:
     """Return the canonical byte encoding that :func:`config_id` hashes.
 
@@ -92,12 +120,8 @@ def canonical_config_bytes(strategy: str, version: str, params: Mapping[str, obj
     bytes
         UTF-8 JSON with sorted keys and type-tagged exact values (see the module docstring).
     """
-    doc = {
-        "params": {name: _tag(value) for name, value in params.items()},
-        "strategy": strategy,
-        "version": version,
-    }
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    names = sorted(params)
+    return _encoder(strategy, version, names)(list(_encoded(params[n] for n in names)))
 
 
 def config_id(strategy: str, version: str, params: Mapping[str, object]) -> str:
@@ -184,18 +208,8 @@ def config_ids(strategy: str, version: str, params: Mapping[str, Sequence[object
         One id per config; the canonical bytes are assembled from pre-encoded pieces.
     """
     names = sorted(params)
-    keys = [json.dumps(n, ensure_ascii=False) + ":" for n in names]
-    head = '{"params":{'
-    tail = (
-        '},"strategy":'
-        + json.dumps(strategy, ensure_ascii=False)
-        + ',"version":'
-        + json.dumps(version, ensure_ascii=False)
-        + "}"
-    )
-    columns = [[json.dumps(_tag(v), ensure_ascii=False) for v in params[n]] for n in names]
-    out = []
-    for values in zip(*columns, strict=True):
-        text = head + ",".join(k + v for k, v in zip(keys, values, strict=True)) + tail
-        out.append(hashlib.sha256(text.encode()).digest()[:16].hex())
-    return out
+    encode = _encoder(strategy, version, names)
+    columns = [list(_encoded(params[n])) for n in names]
+    return [
+        hashlib.sha256(encode(values)).digest()[:16].hex() for values in zip(*columns, strict=True)
+    ]

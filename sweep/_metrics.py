@@ -24,6 +24,7 @@ from stats import (
 from stats._folds import FoldMetric
 from strategies import StrategyOutput
 from sweep._identity import resample_seed
+from sweep._spec import MetricOptions
 
 #: Float metric columns, in table order. ``mean`` .. ``kurtosis`` describe the config's own
 #: returns; ``excess_*``, ``omega``, ``t_stat`` and ``p_value`` its returns in excess of the
@@ -60,15 +61,29 @@ def block_columns(n_blocks: int) -> tuple[list[str], list[str]]:
     )
 
 
-@dataclass(frozen=True)
-class MetricSettings:
-    """The metric options that change results (a copy of the spec's ``[metrics]``)."""
+class MetricSettings(MetricOptions):
+    """Compatibility: the spec's :class:`~sweep.MetricOptions`, built from positional fields.
 
-    periods_per_year: float
-    bootstrap_reps: int
-    block_length: int
-    bootstrap_method: str
-    pbo_blocks: int
+    The metric settings have one definition, the spec's ``[metrics]``; pass
+    ``sweep.spec.metrics`` to :func:`config_metrics`. This subclass adds no field; it only
+    keeps the positional constructor ``sweep._evaluate`` calls (other fields at defaults).
+    """
+
+    def __init__(
+        self,
+        periods_per_year: float,
+        bootstrap_reps: int,
+        block_length: int,
+        bootstrap_method: str,
+        pbo_blocks: int,
+    ) -> None:
+        super().__init__(
+            periods_per_year=periods_per_year,
+            bootstrap_reps=bootstrap_reps,
+            block_length=block_length,
+            bootstrap_method=bootstrap_method,  # type: ignore[arg-type]
+            pbo_blocks=pbo_blocks,
+        )
 
 
 @functools.lru_cache(maxsize=4)
@@ -121,7 +136,7 @@ def config_metrics(
     output: StrategyOutput,
     benchmark: NDArray[np.float64],
     draws: ResampleDraws | None,
-    settings: MetricSettings,
+    settings: MetricOptions,
     folds: FoldPlan | None = None,
     fold_metric: FoldMetric = "sharpe",
 ) -> ConfigMetrics:
@@ -135,8 +150,9 @@ def config_metrics(
         The benchmark's returns (:func:`sweep._benchmark.benchmark_returns`).
     draws : ResampleDraws or None
         The sweep's shared bootstrap draws (:func:`shared_draws`); None when reps = 0.
-    settings : MetricSettings
-        Periods per year, bootstrap reps/block length/method, PBO block count.
+    settings : MetricOptions
+        The spec's ``[metrics]``: periods per year and the PBO block count are used here
+        (the bootstrap options are already in ``draws``).
     folds : FoldPlan, optional
         The ``[validation]`` folds: the fold values are computed when given.
     fold_metric : {"sharpe", "mean"}

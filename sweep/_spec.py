@@ -27,7 +27,14 @@ from sweep._benchmark import check_benchmark
 from sweep._data import Panel, load_panel, panel_fingerprint, synthetic_panel
 from sweep._grid import RESERVED_KEYS, Axis, Grid, axis_from_definition
 from sweep._validation_spec import CpcvSpec, ValidationSpec, WalkForwardSpec, fold_plan
-from sweep.errors import GridError, SpecError, close_matches
+from sweep.errors import (
+    GridError,
+    SpecError,
+    StrategyError,
+    StrategySpecError,
+    SweepError,
+    close_matches,
+)
 
 #: Largest PBO block count: C(20, 10) = 184,756 splits.
 MAX_PBO_BLOCKS = 20
@@ -350,6 +357,71 @@ def _check_windows(grid: Grid, strategy: Strategy, panel: Panel) -> None:
             )
 
 
+def _load_strategy(name: str) -> Strategy:
+    """The spec's strategy; a :class:`StrategyError` is raised again as a spec error."""
+    try:
+        return get_strategy(name)
+    except StrategyError as exc:
+        if isinstance(exc, SweepError):
+            raise
+        raise StrategySpecError(str(exc)) from exc
+
+
+def _given_names(spec: SweepSpec, strategy: Strategy) -> list[str]:
+    """The grid's parameter names, each checked against the strategy (costs too)."""
+    declared = {p.name: p for p in strategy.params}
+    given = [k for k in spec.grid if k not in RESERVED_KEYS]
+    for name in [*given, *spec.costs]:
+        if name not in declared:
+            raise GridError(
+                f"grid.{name}: strategy {strategy.name!r} has no parameter {name!r} "
+                f"(parameters: {sorted(declared)})." + close_matches(name, declared)
+            )
+    both = sorted(set(given) & set(spec.costs))
+    if both:
+        raise SpecError(f"costs: {both} also appear in [grid]; give each parameter once")
+    return given
+
+
+def _fixed_axis(spec: SweepSpec, strategy: Strategy, param: Param) -> Axis:
+    """The one-value axis of a parameter the grid does not give: its cost or its default."""
+    if param.name in spec.costs:
+        value: Any = spec.costs[param.name]
+    elif param.default is not None:
+        value = param.default
+    else:
+        raise GridError(
+            f"grid: strategy {strategy.name!r} needs parameter {param.name!r} "
+            f"({param.doc or param.kind}), which the grid does not give"
+        )
+    return _coerce_axis(axis_from_definition(param.name, [value]), param)
+
+
+def _full_grid(spec: SweepSpec, strategy: Strategy) -> Grid:
+    """The grid over every strategy parameter: the spec's axes, then costs and defaults."""
+    given = _given_names(spec, strategy)
+    declared = {p.name: p for p in strategy.params}
+    base = Grid.from_definition(spec.grid)
+    axes = [_coerce_axis(a, declared[a.name]) for a in base.axes]
+    axes += [_fixed_axis(spec, strategy, p) for p in strategy.params if p.name not in given]
+    return Grid(axes, [list(g) for g in base.zip_groups], [c.text for c in base.constraints])
+
+
+def _check_metrics(metrics: MetricOptions, n_returns: int) -> None:
+    """Refuse PBO blocks or a bootstrap block length the data's return count cannot hold."""
+    per_block = n_returns // metrics.pbo_blocks
+    if per_block < MIN_PERIODS_PER_BLOCK:
+        raise SpecError(
+            f"metrics.pbo_blocks: {metrics.pbo_blocks} blocks leave {per_block} periods per "
+            f"block on {n_returns} returns; expected at least {MIN_PERIODS_PER_BLOCK} per block"
+        )
+    if metrics.bootstrap_reps and metrics.block_length >= n_returns:
+        raise SpecError(
+            f"metrics.block_length: expected fewer than {n_returns} periods (the data's return "
+            f"count), got {metrics.block_length}"
+        )
+
+
 def resolve(spec: SweepSpec, panel: Panel | None = None) -> ResolvedSweep:
     """Check a spec against its strategy and data and build the full grid.
 
@@ -366,49 +438,12 @@ def resolve(spec: SweepSpec, panel: Panel | None = None) -> ResolvedSweep:
         Strategy, grid (every strategy parameter present, in the grid's order followed by
         fixed costs and defaults in the strategy's order), panel and its fingerprint.
     """
-    strategy = get_strategy(spec.strategy.name)
-    declared = {p.name: p for p in strategy.params}
-    given = [k for k in spec.grid if k not in RESERVED_KEYS]
-    for name in [*given, *spec.costs]:
-        if name not in declared:
-            raise GridError(
-                f"grid.{name}: strategy {strategy.name!r} has no parameter {name!r} "
-                f"(parameters: {sorted(declared)})." + close_matches(name, declared)
-            )
-    both = sorted(set(given) & set(spec.costs))
-    if both:
-        raise SpecError(f"costs: {both} also appear in [grid]; give each parameter once")
-    base = Grid.from_definition(spec.grid)
-    axes = [_coerce_axis(a, declared[a.name]) for a in base.axes]
-    for param in strategy.params:
-        if param.name in given:
-            continue
-        if param.name in spec.costs:
-            value: Any = spec.costs[param.name]
-        elif param.default is not None:
-            value = param.default
-        else:
-            raise GridError(
-                f"grid: strategy {strategy.name!r} needs parameter {param.name!r} "
-                f"({param.doc or param.kind}), which the grid does not give"
-            )
-        axes.append(_coerce_axis(axis_from_definition(param.name, [value]), param))
-    grid = Grid(axes, [list(g) for g in base.zip_groups], [c.text for c in base.constraints])
+    strategy = _load_strategy(spec.strategy.name)
+    grid = _full_grid(spec, strategy)
     if panel is None:
         panel = load_data(spec)
     _check_windows(grid, strategy, panel)
-    n_returns = panel.n_periods - 1
-    per_block = n_returns // spec.metrics.pbo_blocks
-    if per_block < MIN_PERIODS_PER_BLOCK:
-        raise SpecError(
-            f"metrics.pbo_blocks: {spec.metrics.pbo_blocks} blocks leave {per_block} periods per "
-            f"block on {n_returns} returns; expected at least {MIN_PERIODS_PER_BLOCK} per block"
-        )
-    if spec.metrics.bootstrap_reps and spec.metrics.block_length >= n_returns:
-        raise SpecError(
-            f"metrics.block_length: expected fewer than {n_returns} periods (the data's return "
-            f"count), got {spec.metrics.block_length}"
-        )
+    _check_metrics(spec.metrics, panel.n_periods - 1)
     check_benchmark(spec.metrics.benchmark, panel)
     resolved = ResolvedSweep(spec, strategy, grid, panel, panel_fingerprint(panel))
     _ = resolved.fold_plan  # folds that do not fit the data are refused here

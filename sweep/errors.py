@@ -4,29 +4,37 @@
 
     SweepError                      base class; the CLI maps it to exit code 2 unless noted
     ├── SpecError                   a sweep spec (TOML or Python) is invalid
-    │   └── GridError               a parameter grid is invalid (empty, bad axis, bad constraint)
+    │   ├── GridError               a parameter grid is invalid (empty, bad axis, bad constraint)
+    │   └── StrategySpecError       the spec's strategy cannot be found, imported or used
+    │                               (also a strategies.StrategyError)
     ├── DataError                   a price panel cannot be loaded or fails validation
-    ├── StrategyError               unknown strategy, bad import path, bad parameters
-    │   └── UntrustedStrategyError  a run folder names a strategy the user did not allow
+    ├── UntrustedStrategyError      a run folder names a strategy the user did not allow
+    │                               (also a strategies.StrategyError)
     ├── RunFolderError              a run folder is unusable or belongs to another spec
-    │   ├── RunLockedError          another live driver holds the run folder's lock
-    │   └── CorruptPartError        a part file fails its self-check (name vs bytes)
-    ├── ExecutionError              the sweep itself failed (exit code 1)
-    │   └── ConfigFailedError       a config raised under ``on_error="raise"``
-    └── StatsInputError             a statistic was given inputs it cannot use
+    │   └── RunLockedError          another live driver holds the run folder's lock
+    └── ExecutionError              the sweep itself failed (exit code 1)
+        └── ConfigFailedError       a config raised under ``on_error="raise"``
+
+    strategies.StrategyError        unknown strategy, bad import path, bad parameters
+    stats.StatsInputError           a statistic was given inputs it cannot use (a ValueError)
+
+The last two belong to the packages the engine drives (which never import ``sweep``); they
+are re-exported here as the same classes, and :data:`USER_ERRORS` and :func:`exit_code` treat
+them like a :class:`SweepError`: exit code 2, a one-paragraph message, no traceback.
 
 Messages name the argument, say what was expected and what was given, and suggest close
-matches for misspelled names (see :func:`close_matches`).
+matches for misspelled names (see :func:`close_matches`, re-exported from ``strategies``).
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
+from stats import StatsInputError as StatsInputError
+from strategies import StrategyError as StrategyError
+from strategies import close_matches as close_matches
 
 
 class SweepError(Exception):
-    """Base class of every error raysweep raises on purpose."""
+    """Base class of every error the engine raises on purpose."""
 
     exit_code = 2
 
@@ -39,15 +47,20 @@ class GridError(SpecError):
     """A parameter grid is invalid."""
 
 
+class StrategySpecError(SpecError, StrategyError):
+    """The spec's strategy cannot be found, imported or used (:func:`sweep.resolve`).
+
+    The :class:`StrategyError` of :func:`strategies.get_strategy`, raised again as an engine
+    error with the same message, so that ``except SweepError`` and ``except StrategyError``
+    both catch it.
+    """
+
+
 class DataError(SweepError):
     """A price panel cannot be loaded or fails validation."""
 
 
-class StrategyError(SweepError):
-    """A strategy cannot be found, imported or parameterised."""
-
-
-class UntrustedStrategyError(StrategyError):
+class UntrustedStrategyError(SweepError, StrategyError):
     """A run folder names a non-built-in strategy the user has not allowed to be imported."""
 
 
@@ -57,10 +70,6 @@ class RunFolderError(SweepError):
 
 class RunLockedError(RunFolderError):
     """Another live driver holds the run folder's lock."""
-
-
-class CorruptPartError(RunFolderError):
-    """A part file's bytes do not match the sha256 in its name."""
 
 
 class ExecutionError(SweepError):
@@ -73,26 +82,16 @@ class ConfigFailedError(ExecutionError):
     """A config raised while ``on_error="raise"``."""
 
 
-class StatsInputError(SweepError, ValueError):
-    """A statistic was given inputs it cannot use."""
+#: Every error raised on purpose for bad input or a failed sweep: the engine's hierarchy and
+#: the errors of ``strategies`` and ``stats``. Catch this tuple where a ``SweepError`` alone
+#: would let a strategy's or a statistic's error through.
+USER_ERRORS: tuple[type[Exception], ...] = (SweepError, StrategyError, StatsInputError)
 
 
-def close_matches(name: str, choices: Iterable[str]) -> str:
-    """Return a ``" Did you mean ...?"`` suffix for a misspelled name, or ``""``.
+def exit_code(exc: Exception) -> int:
+    """The command line's exit code for an error of :data:`USER_ERRORS`.
 
-    Parameters
-    ----------
-    name : str
-        The name the user gave.
-    choices : iterable of str
-        The valid names.
-
-    Returns
-    -------
-    str
-        A sentence suggesting the closest valid names, or an empty string.
+    A :class:`SweepError`'s own ``exit_code`` (2, or 1 for an :class:`ExecutionError`); 2 for
+    a :class:`StrategyError` or a :class:`StatsInputError` (bad input).
     """
-    matches = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.6)
-    if not matches:
-        return ""
-    return " Did you mean " + " or ".join(repr(m) for m in matches) + "?"
+    return exc.exit_code if isinstance(exc, SweepError) else 2

@@ -5,8 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stats import AmortizationLaw, fit_amortization
-from sweep.errors import StatsInputError
+from stats import AmortizationLaw, StatsInputError, fit_amortization
 
 # Seed 000 ("The amortization law"): op-count calibration O = 5000 + 24 * 150,000 and
 # b = 150,000 ops per combination, batch grid 1..61.

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from stats import (
     NullSummary,
     ResampleDraws,
+    StatsInputError,
     block_starts_and_lengths,
     centred_resample_means,
     config_null_stats,
@@ -25,7 +26,6 @@ from stats import (
     summarize_null,
     sweep_wide_pvalue,
 )
-from sweep.errors import StatsInputError
 
 
 def draws(n: int, block: int, reps: int, method: str, seed: int = 7) -> ResampleDraws:

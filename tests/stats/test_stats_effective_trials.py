@@ -5,8 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stats import effective_number_of_trials
-from sweep.errors import StatsInputError
+from stats import StatsInputError, effective_number_of_trials
 
 
 def brute_force(x: np.ndarray) -> dict[str, float]:

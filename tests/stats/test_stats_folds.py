@@ -10,6 +10,7 @@ import pytest
 
 from stats import (
     FoldPlan,
+    StatsInputError,
     cpcv_folds,
     cpcv_paths,
     fold_values,
@@ -17,7 +18,6 @@ from stats import (
     summarize_folds,
     walk_forward_folds,
 )
-from sweep.errors import StatsInputError
 
 
 def test_rolling_walk_forward_windows_and_purge():

@@ -5,8 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stats import benjamini_hochberg_adjust, holm_adjust, multiple_testing_summary
-from sweep.errors import StatsInputError
+from stats import StatsInputError, benjamini_hochberg_adjust, holm_adjust, multiple_testing_summary
 
 P = [0.01, 0.04, 0.03, 0.005]
 

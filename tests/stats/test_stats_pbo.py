@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 from scipy.stats import rankdata
 
 from stats import (
+    StatsInputError,
     block_statistics,
     pbo_from_block_stats,
     probability_of_backtest_overfitting,
 )
-from sweep.errors import StatsInputError
 
 
 def cscv_by_hand(m: np.ndarray, s: int) -> np.ndarray:

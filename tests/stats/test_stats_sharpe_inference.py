@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stats import (
+    StatsInputError,
     deflated_sharpe_ratio,
     expected_max_sharpe,
     min_track_record_length,
@@ -15,7 +16,6 @@ from stats import (
     probabilistic_sharpe_ratio,
     return_moments,
 )
-from sweep.errors import StatsInputError
 
 # --- expected maximum of N null Sharpe ratios -------------------------------------------
 

@@ -7,8 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stats import fit_usl, gustafson_speedup, task_efficiency, usl_peak_workers, usl_throughput
-from sweep.errors import StatsInputError
+from stats import (
+    StatsInputError,
+    fit_usl,
+    gustafson_speedup,
+    task_efficiency,
+    usl_peak_workers,
+    usl_throughput,
+)
 
 
 def test_specsdm91_with_gamma_free_matches_r_usl() -> None:

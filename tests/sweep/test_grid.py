@@ -105,3 +105,27 @@ def test_bad_grids_are_refused_with_a_clear_message(definition, message):
     with pytest.raises(GridError, match=None) as info:
         Grid.from_definition(definition)
     assert message in str(info.value)
+
+
+def test_axes_compare_and_hash_by_value():
+    import pickle
+
+    from sweep import Axis
+
+    a = Axis("x", np.array([1, 2, 3]))
+    same = Axis("x", np.arange(1, 4))
+    assert a == same and hash(a) == hash(same) and len({a, same}) == 1
+    assert a != Axis("y", np.array([1, 2, 3]))  # another name
+    assert a != Axis("x", np.array([1.0, 2.0, 3.0]))  # another kind of value
+    assert a != Axis("x", np.array([1, 3, 2]))  # another order
+    assert a != Axis("x", np.array([1, 2]))  # another length
+    assert a != (1, 2, 3)
+    # -0.0 == 0.0, so their hashes agree too.
+    assert Axis("z", np.array([0.0])) == Axis("z", np.array([-0.0]))
+    assert hash(Axis("z", np.array([0.0]))) == hash(Axis("z", np.array([-0.0])))
+    assert pickle.loads(pickle.dumps(a)) == a
+    # The values cannot change under a hash: they are a read-only view.
+    with pytest.raises(ValueError, match="read-only"):
+        a.values[0] = 9
+    grid = Grid.from_definition({"x": [1, 2, 3], "y": ["a", "b"]})
+    assert grid.axes == Grid.from_definition({"x": [1, 2, 3], "y": ["a", "b"]}).axes

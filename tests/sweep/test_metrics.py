@@ -7,9 +7,10 @@ from scipy import stats as sps
 
 from stats import path_statistics
 from strategies import StrategyOutput
-from sweep._metrics import MetricSettings, config_metrics, shared_draws
+from sweep._metrics import config_metrics, shared_draws
+from sweep._spec import MetricOptions
 
-SETTINGS = MetricSettings(
+SETTINGS = MetricOptions(
     periods_per_year=252,
     bootstrap_reps=200,
     block_length=10,
