@@ -31,24 +31,20 @@ from sweep._identity import STRATEGY_STREAM, config_ids, config_stream
 from sweep._metrics import (
     FLOAT_METRICS,
     INT_METRICS,
-    MetricSettings,
     block_columns,
     config_metrics,
     shared_draws,
 )
 from sweep._null_summary import with_summary
-from sweep._spec import ResolvedSweep
+from sweep._spec import MetricOptions, ResolvedSweep
 
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
 
 
-def metric_settings(sweep: ResolvedSweep) -> MetricSettings:
-    """The metric settings of a sweep."""
-    m = sweep.spec.metrics
-    return MetricSettings(
-        m.periods_per_year, m.bootstrap_reps, m.block_length, m.bootstrap_method, m.pbo_blocks
-    )
+def metric_settings(sweep: ResolvedSweep) -> MetricOptions:
+    """The metric settings of a sweep: its spec's ``[metrics]``."""
+    return sweep.spec.metrics
 
 
 def sweep_draws(sweep: ResolvedSweep) -> ResampleDraws | None:

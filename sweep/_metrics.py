@@ -61,31 +61,6 @@ def block_columns(n_blocks: int) -> tuple[list[str], list[str]]:
     )
 
 
-class MetricSettings(MetricOptions):
-    """Compatibility: the spec's :class:`~sweep.MetricOptions`, built from positional fields.
-
-    The metric settings have one definition, the spec's ``[metrics]``; pass
-    ``sweep.spec.metrics`` to :func:`config_metrics`. This subclass adds no field; it only
-    keeps the positional constructor ``sweep._evaluate`` calls (other fields at defaults).
-    """
-
-    def __init__(
-        self,
-        periods_per_year: float,
-        bootstrap_reps: int,
-        block_length: int,
-        bootstrap_method: str,
-        pbo_blocks: int,
-    ) -> None:
-        super().__init__(
-            periods_per_year=periods_per_year,
-            bootstrap_reps=bootstrap_reps,
-            block_length=block_length,
-            bootstrap_method=bootstrap_method,  # type: ignore[arg-type]
-            pbo_blocks=pbo_blocks,
-        )
-
-
 @functools.lru_cache(maxsize=4)
 def shared_draws(
     root_seed: int, n_obs: int, block_length: int, reps: int, method: str

@@ -8,7 +8,7 @@ from sweep.bench._amortization import AmortizationSettings, measure_amortization
 from sweep.bench._io import BENCH_KINDS, load_bench, local_reader, write_bench
 from sweep.bench._overhead import OverheadSettings, measure_overhead
 from sweep.bench._plots import plot_amortization, plot_overhead, plot_scaling
-from sweep.bench._run import DEFAULT_BENCH_DIR, BenchOutcome, bench_table, run_bench
+from sweep.bench._run import DEFAULT_BENCH_DIR, BenchOutcome, run_bench
 from sweep.bench._scaling import ScalingSettings, measure_scaling
 
 __all__ = [
@@ -18,7 +18,6 @@ __all__ = [
     "BenchOutcome",
     "OverheadSettings",
     "ScalingSettings",
-    "bench_table",
     "load_bench",
     "local_reader",
     "measure_amortization",

@@ -27,7 +27,7 @@ from stats import fit_amortization
 from sweep._planner import PlannerSettings, plan_batches
 from sweep._spec import ResolvedSweep
 from sweep.bench._workload import workload_indices
-from sweep.errors import SweepError
+from sweep.errors import USER_ERRORS
 from sweep.executors._ray import RayExecutor, _evaluate_task
 
 
@@ -108,7 +108,7 @@ def _planner_estimate(executor: RayExecutor, sweep: ResolvedSweep, n: int) -> di
     todo = np.arange(min(n, len(sweep.grid)), dtype=np.int64)
     try:
         plan, _ = plan_batches(executor, todo, None, lambda outcome: 0.0, PlannerSettings())
-    except SweepError as exc:
+    except USER_ERRORS as exc:
         return {"error": f"the planner failed: {exc}"}
     return plan.to_dict()
 
@@ -118,7 +118,7 @@ def _fit(sizes: list[int], batched: list[dict[str, Any]], singles: list[float]) 
     y = np.array([s for row in batched for s in row["seconds"]])
     try:
         f = fit_amortization(x, y, per_call_seconds=np.array(singles))
-    except SweepError as exc:
+    except USER_ERRORS as exc:
         return {"available": False, "reason": str(exc)}
     law = f.law
     return {

@@ -25,7 +25,7 @@ from stats import fit_usl
 from sweep._evaluate import evaluate_batch
 from sweep._spec import ResolvedSweep
 from sweep.bench._workload import workload_indices
-from sweep.errors import SweepError
+from sweep.errors import USER_ERRORS
 from sweep.executors._ray import _evaluate_task
 
 
@@ -146,7 +146,7 @@ def measure_scaling(sweep: ResolvedSweep, settings: ScalingSettings) -> dict[str
             "peak_throughput": f.peak_throughput,
             "r_squared": f.r_squared,
         }
-    except SweepError as exc:
+    except USER_ERRORS as exc:
         fit = {"available": False, "reason": str(exc)}
     return {
         "kind": "scaling",

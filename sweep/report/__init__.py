@@ -5,7 +5,6 @@ scaling (when ``sweep bench`` results exist). See :func:`build_report`.
 """
 
 from sweep.report._build import REPORT_FORMAT, Report, build_report
-from sweep.report._cli_support import parse_heatmap, summary_lines
 from sweep.report._options import ReportOptions
 from sweep.report._verdict import Verdict, VerdictInputs, judge_winner
 from sweep.report._write import ReportFiles, default_out_dir, write_report
@@ -20,7 +19,5 @@ __all__ = [
     "build_report",
     "default_out_dir",
     "judge_winner",
-    "parse_heatmap",
-    "summary_lines",
     "write_report",
 ]

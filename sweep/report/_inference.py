@@ -14,7 +14,7 @@ from stats import (
     implied_number_of_trials,
     sweep_wide_pvalue,
 )
-from sweep.errors import SweepError
+from sweep.errors import USER_ERRORS
 
 #: Grid indices listed per StepM set in report.json.
 LISTED_IDS = 20
@@ -76,7 +76,7 @@ def sweep_wide_tests(
             n_obs,
             alpha,
         )
-    except SweepError as exc:
+    except USER_ERRORS as exc:
         return {"available": False, "reason": str(exc)}
     ids = pd.Series(frame["config_id"].to_numpy(), index=index)
     rejected = res.stepm.rejected

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from sweep._out_of_sample import OOS_PSR_THRESHOLD, OutOfSample, out_of_sample
 from sweep._spec import ResolvedSweep
-from sweep.errors import SweepError
+from sweep.errors import USER_ERRORS
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
 from sweep.report._ranking import ok_results, ranked
@@ -26,6 +26,10 @@ class OutOfSamplePlotData:
     dates: NDArray[np.datetime64] | None
     params: list[str]
     periods_per_year: float
+
+
+#: What rebuilding a recorded sweep may raise: bad input, or a file or module gone.
+_REBUILD_ERRORS: tuple[type[Exception], ...] = (*USER_ERRORS, OSError, ImportError)
 
 
 def _unavailable(reason: str, ppy: float) -> tuple[dict[str, Any], OutOfSamplePlotData]:
@@ -99,7 +103,7 @@ def out_of_sample_section(
     try:
         sweep = sweep or rebuild_sweep(run, options)
         result = out_of_sample(sweep, run.fold_summary, winner)
-    except (SweepError, OSError, ImportError) as exc:
+    except _REBUILD_ERRORS as exc:
         return _unavailable(f"cannot recompute the selected configs' returns: {exc}", ppy)
     dates = sweep.panel.dates
     section: dict[str, Any] = {

@@ -31,7 +31,7 @@ from stats import (
 )
 from sweep._benchmark import benchmark_returns, describe_null
 from sweep._evaluate import config_returns
-from sweep.errors import SweepError
+from sweep.errors import USER_ERRORS, SweepError
 from sweep.report._inference import implied_trials, sweep_wide_tests
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
@@ -56,6 +56,10 @@ class TestingPlotData:
     effective_n: float | None
     winner_sharpe: float | None
     periods_per_year: float
+
+
+#: What rebuilding a recorded sweep may raise: bad input, or a file or module gone.
+_REBUILD_ERRORS: tuple[type[Exception], ...] = (*USER_ERRORS, OSError, ImportError)
 
 
 def _sample(n: int, size: int, seed: int, stream: int) -> tuple[NDArray[np.int64], bool]:
@@ -112,7 +116,7 @@ def recompute_returns(
     try:
         sweep = rebuild_sweep(run, options)
         returns = config_returns(sweep, rows["grid_index"].to_numpy(dtype=np.int64))
-    except (SweepError, OSError, ImportError) as exc:
+    except _REBUILD_ERRORS as exc:
         info.update({"recomputed": False, "reason": f"cannot rebuild the sweep: {exc}"})
         return None, rows, info
     finite = np.isfinite(returns).all(axis=1)
@@ -272,7 +276,7 @@ def deflation(
                 method="exact" if n < 1e6 else "gumbel",
                 check_per_period=False,
             )
-        except SweepError as exc:
+        except USER_ERRORS as exc:
             out[name] = {"n_trials": n, "error": str(exc)}
             continue
         out[name] = {
@@ -305,7 +309,7 @@ def _pbo(
     sums, sums_sq = run.block_statistics(run.results.index.get_indexer(rows.index))
     try:
         res = pbo_from_block_stats(block_counts, sums, sums_sq, metric="sharpe")
-    except SweepError as exc:
+    except USER_ERRORS as exc:
         return {"available": False, "reason": str(exc)}, None
     del sums, sums_sq
     ids = rows["config_id"].to_numpy()
@@ -414,7 +418,7 @@ def _dimensionality(
     with steps.step("dimensionality of the returns"):
         try:
             dims = effective_trials(returns, len(frame), returns_info["sampled"], options)
-        except SweepError as exc:
+        except USER_ERRORS as exc:
             dims = {"value": None, "error": str(exc)}
     dims["meaning"] = (
         "the dimensionality of the configs' returns (how many independent directions they "

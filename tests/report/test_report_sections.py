@@ -8,7 +8,8 @@ import pytest
 
 from sweep import results_hash
 from sweep.errors import SweepError
-from sweep.report import ReportOptions, build_report, default_out_dir, parse_heatmap
+from sweep.report import ReportOptions, build_report, default_out_dir
+from sweep.report._cli_support import parse_heatmap
 from sweep.report._jsonable import dumps
 from tests.report.conftest import FAST
 
