@@ -218,7 +218,7 @@ def _execute(
         f"configs:    {summary.done:,} / {summary.total:,} done "
         f"({summary.computed:,} computed now, "
         f"{summary.failed:,} failed)",
-        f"batch size: {summary.plan.get('batch_size')} ({summary.plan.get('source')})",
+        f"batch size: {summary.plan.batch_size} ({summary.plan.source})",
     ]
     if summary.quarantined:
         lines.append(f"recomputed: {len(summary.quarantined)} corrupt part(s) moved to quarantine/")
