@@ -19,7 +19,7 @@ pytestmark = pytest.mark.ray
 def local_hash(tmp_path_factory) -> tuple[str, str]:
     run_dir = tmp_path_factory.mktemp("l") / "r"
     summary = run_sweep(spec_from_dict(small_spec_dict()), run_dir, progress=False)
-    null_hash = verify_run(run_dir)["null_summary_hash"]
+    null_hash = verify_run(run_dir).null_summary_hash
     assert summary.table_hash and null_hash
     return summary.table_hash, null_hash
 
@@ -34,7 +34,7 @@ def test_ray_gives_the_local_hash_for_any_batch_size(ray_local, tmp_path, local_
         progress=False,
     )
     # Same rows (per-config p-values included) and same sweep-wide null summaries.
-    assert (summary.table_hash, verify_run(tmp_path / "r")["null_summary_hash"]) == local_hash
+    assert (summary.table_hash, verify_run(tmp_path / "r").null_summary_hash) == local_hash
     telemetry = RunStore(tmp_path / "r").read_telemetry().to_pandas()
     assert telemetry["n_configs"].sum() == 60
     assert (telemetry["start_time"] >= telemetry["submit_time"] - 1).all()
