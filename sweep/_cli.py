@@ -242,7 +242,7 @@ def _summary_lines(summary: RunSummary) -> list[str]:
         f"configs:    {summary.done:,} / {summary.total:,} done "
         f"({summary.computed:,} computed now, "
         f"{summary.failed:,} failed)",
-        f"batch size: {summary.plan.get('batch_size')} ({summary.plan.get('source')})",
+        f"batch size: {summary.plan.batch_size} ({summary.plan.source})",
     ]
     if summary.quarantined:
         lines.append(f"recomputed: {len(summary.quarantined)} corrupt part(s) moved to quarantine/")
@@ -326,7 +326,7 @@ def status(
     """Show progress of a run folder: done, failed, parts, sessions, last activity, hash."""
     from sweep._status import run_status
 
-    info = run_status(run_dir)
+    info = run_status(run_dir).to_json()
     if as_json:
         out.print_json(json.dumps(info))
         return
@@ -392,7 +392,7 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
     """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch)."""
     from sweep._status import verify_run
 
-    report = verify_run(run_dir)
+    report = verify_run(run_dir).to_json()
     for check in report["bad_parts"]:
         _say(err, f"BAD PART parts/{check['name']}: {check['reason']}")
     for check in report["bad_telemetry"]:

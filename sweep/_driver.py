@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
 from numpy.typing import NDArray
 
 from sweep._environment import environment
-from sweep._planner import BatchPlan, PlannerSettings, plan_batches
+from sweep._planner import PlannerSettings, plan_batches
 from sweep._progress import SweepProgress
+from sweep._record import Plan, Session
 from sweep._results import results_hash
 from sweep._signals import sigterm_as_interrupt
 from sweep._spec import ResolvedSweep, SweepSpec, resolve
@@ -54,10 +54,12 @@ class RunSummary:
         Parts that failed their self-check and were moved aside.
     table_hash : str or None
         The results table hash once every config is done.
-    plan : dict
+    plan : Plan
         The batch plan.
     status : str
-        ``completed``, ``interrupted`` or ``failed``.
+        How the session ended: ``completed`` (every config done), ``incomplete`` (the
+        executor stopped before every config was done; a resume continues), ``interrupted``
+        or ``failed``.
     """
 
     run_dir: str
@@ -67,21 +69,65 @@ class RunSummary:
     computed: int
     quarantined: list[str]
     table_hash: str | None
-    plan: dict[str, Any]
+    plan: Plan
     status: str
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How :func:`run_sweep` runs a sweep (each field is also a keyword of it).
+
+    Attributes
+    ----------
+    executor : {"local", "ray"} or Executor
+        Where batches run.
+    batch_size : int or None
+        Fixed configs per task; None: chosen by the planner.
+    on_error : {"record", "raise"}
+        A config that raises is recorded with ``status = "error"``, or the sweep stops at
+        the first such config (:class:`sweep.errors.ConfigFailedError`) without writing
+        its batch.
+    progress : bool
+        Show a progress bar on a terminal.
+    address, workers : optional
+        Ray cluster address and CPU cap (Ray executor only).
+    planner : PlannerSettings
+        Targets of the batch-size planner.
+    """
+
+    executor: str | Executor = "local"
+    batch_size: int | None = None
+    on_error: OnError = "record"
+    progress: bool = True
+    address: str | None = None
+    workers: int | None = None
+    planner: PlannerSettings = field(default_factory=PlannerSettings)
+
+    def check(self) -> None:
+        """Refuse (:class:`RunFolderError`) a batch size or error mode out of range."""
+        if self.batch_size is not None and self.batch_size < 1:
+            raise RunFolderError(
+                f"batch_size: expected a positive integer or None, got {self.batch_size}"
+            )
+        if self.on_error not in ("record", "raise"):
+            raise RunFolderError(f"on_error: expected 'record' or 'raise', got {self.on_error!r}")
+
+
+class RunOptions(TypedDict, total=False):
+    """The keywords of :func:`run_sweep`: the fields of :class:`RunSettings`."""
+
+    executor: str | Executor
+    batch_size: int | None
+    on_error: OnError
+    progress: bool
+    address: str | None
+    workers: int | None
+    planner: PlannerSettings | None
 
 
 def _batches(todo: NDArray[np.int64], size: int) -> Iterator[NDArray[np.int64]]:
     for lo in range(0, todo.shape[0], size):
         yield todo[lo : lo + size]
-
-
-def _finish_session(store: RunStore, session_id: int, **fields: Any) -> None:
-    manifest = store.read_manifest()
-    for session in manifest["sessions"]:
-        if session["id"] == session_id:
-            session.update(fields)
-    store.write_manifest(manifest)
 
 
 def available_memory() -> int | None:
@@ -149,14 +195,8 @@ def _open_store(store: RunStore, sweep: ResolvedSweep) -> None:
 def run_sweep(
     spec: SweepSpec | ResolvedSweep,
     run_dir: str | os.PathLike[str],
-    *,
-    executor: str | Executor = "local",
-    batch_size: int | None = None,
-    on_error: OnError = "record",
-    progress: bool = True,
-    address: str | None = None,
-    workers: int | None = None,
-    planner: PlannerSettings | None = None,
+    settings: RunSettings | None = None,
+    **options: Unpack[RunOptions],
 ) -> RunSummary:
     """Run (or continue) a sweep in a run folder.
 
@@ -167,20 +207,12 @@ def run_sweep(
     run_dir : str or path
         The run folder; created if new, continued if it holds this sweep, refused if it holds
         another (:class:`sweep.errors.RunFolderError`).
-    executor : {"local", "ray"} or Executor
-        Where batches run.
-    batch_size : int, optional
-        Fixed configs per task; default: chosen by the planner.
-    on_error : {"record", "raise"}
-        A config that raises is recorded with ``status = "error"`` (default), or the sweep
-        stops at the first such config (:class:`sweep.errors.ConfigFailedError`) without
-        writing its batch.
-    progress : bool
-        Show a progress bar on a terminal.
-    address, workers : optional
-        Ray cluster address and CPU cap (Ray executor only).
-    planner : PlannerSettings, optional
-        Targets of the batch-size planner (default :class:`PlannerSettings()`).
+    settings : RunSettings, optional
+        How to run it (default :class:`RunSettings()`).
+    **options
+        Any field of :class:`RunSettings` (``executor``, ``batch_size``, ``on_error``,
+        ``progress``, ``address``, ``workers``, ``planner``; ``planner=None`` means the
+        default), overriding ``settings``.
 
     Returns
     -------
@@ -188,165 +220,175 @@ def run_sweep(
         What this session did and, when complete, the table hash.
     """
     sweep = spec if isinstance(spec, ResolvedSweep) else resolve(spec)
-    planner = planner or PlannerSettings()
-    if batch_size is not None and batch_size < 1:
-        raise RunFolderError(f"--batch-size: expected a positive integer, got {batch_size}")
-    if on_error not in ("record", "raise"):
-        raise RunFolderError(f"--on-error: expected 'record' or 'raise', got {on_error!r}")
+    changes: dict[str, Any] = {k: v for k, v in options.items() if v is not None or k != "planner"}
+    settings = replace(settings or RunSettings(), **changes)
+    settings.check()
     check_driver_memory(len(sweep.grid))
     with sigterm_as_interrupt() as rearm:
         store = RunStore(run_dir)
         _open_store(store, sweep)
         with store.locked() as lock:
-            session_id, exe = _start_session(store, executor, address, workers, lock)
-            options = _Options(batch_size, on_error, progress, planner, rearm)
-            return _run_session(store, sweep, exe, session_id, options)
-
-
-@dataclass(frozen=True)
-class _Options:
-    """How a session runs (see :func:`run_sweep`); ``rearm_sigterm`` after ``exe.start``."""
-
-    batch_size: int | None
-    on_error: OnError
-    progress: bool
-    planner: PlannerSettings
-    rearm_sigterm: Callable[[], bool]
+            session, exe = _start_session(store, settings, lock)
+            return _SessionRun(store, sweep, exe, session, settings, rearm).run()
 
 
 def _start_session(
-    store: RunStore,
-    executor: str | Executor,
-    address: str | None,
-    workers: int | None,
-    lock: dict[str, Any],
-) -> tuple[int, Executor]:
+    store: RunStore, settings: RunSettings, lock: dict[str, Any]
+) -> tuple[Session, Executor]:
     """Mark dead sessions killed, make the executor, record a running session."""
-    manifest = store.read_manifest()
-    for session in manifest["sessions"]:
-        if session.get("status") == "running":
-            session["status"] = "killed"
-    session_id = len(manifest["sessions"]) + 1
+    manifest = store.load_manifest()
+    sessions = tuple(
+        replace(s, status="killed") if s.status == "running" else s for s in manifest.sessions
+    )
+    executor = settings.executor
     exe = (
-        make_executor(executor, address=address, workers=workers)
+        make_executor(executor, address=settings.address, workers=settings.workers)
         if isinstance(executor, str)
         else executor
     )
-    manifest["sessions"].append(
-        {
-            "id": session_id,
-            "start": utc_now(),
-            "end": None,
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "engine_version": ENGINE_VERSION,
-            "executor": exe.name,
-            "environment": environment(),
-            "status": "running",
-            "took_over_lock": lock["took_over"],
-        }
+    session = Session.begin(
+        len(sessions) + 1,
+        start=utc_now(),
+        engine_version=ENGINE_VERSION,
+        executor=exe.name,
+        environment=environment(),
+        took_over_lock=lock["took_over"],
     )
-    store.write_manifest(manifest)
-    return session_id, exe
+    store.write_manifest(replace(manifest, sessions=(*sessions, session)))
+    return session, exe
 
 
-def _run_session(
-    store: RunStore, sweep: ResolvedSweep, exe: Executor, session_id: int, options: _Options
-) -> RunSummary:
-    store.ensure_folders()
-    store.remove_temp_files()
-    quarantined = [c.name for c in store.verify_parts() if not c.ok]
-    for name in quarantined:
-        store.quarantine(name)
-    for check in store.check_telemetry():
-        if not check.ok:
-            store.quarantine(check.name, TELEMETRY)
-    total = len(sweep.grid)
-    computed = 0
-    failed = 0
-    status = "failed"
-    plan = BatchPlan(batch_size=0, source="nothing to do")
-    started = time.perf_counter()
+class _SessionRun:
+    """One driver session: clean the folder, plan, stream batches, record how it ended.
 
-    def write(outcome: BatchOutcome) -> float:
-        nonlocal computed, failed
-        if outcome.result.n_errors and options.on_error == "raise":
+    It holds the session's record and the counts the record is updated with.
+    """
+
+    def __init__(
+        self,
+        store: RunStore,
+        sweep: ResolvedSweep,
+        exe: Executor,
+        session: Session,
+        settings: RunSettings,
+        rearm_sigterm: Callable[[], bool],
+    ) -> None:
+        self.store, self.sweep, self.exe = store, sweep, exe
+        self.session, self.settings, self.rearm_sigterm = session, settings, rearm_sigterm
+        self.total = len(sweep.grid)
+        self.computed = 0
+        self.failed = 0
+        self.plan = Plan(batch_size=0, source="nothing to do")
+        self.started = time.perf_counter()
+
+    def _record(self, **changes: Any) -> None:
+        """Update this session's record in the manifest."""
+        self.session = replace(self.session, **changes)
+        self.store.record_session(self.session)
+
+    def _clean_folder(self) -> list[str]:
+        """Remove temp files; quarantine bad parts and telemetry; the parts moved aside."""
+        store = self.store
+        store.ensure_folders()
+        store.remove_temp_files()
+        quarantined = [c.name for c in store.verify_parts() if not c.ok]
+        for name in quarantined:
+            store.quarantine(name)
+        for check in store.check_telemetry():
+            if not check.ok:
+                store.quarantine(check.name, TELEMETRY)
+        return quarantined
+
+    def write(self, outcome: BatchOutcome) -> float:
+        """Write one finished batch as a part; the seconds that took."""
+        if outcome.result.n_errors and self.settings.on_error == "raise":
             raise ConfigFailedError(
-                f"a config failed and --on-error is 'raise': {outcome.result.first_error} "
-                "(its batch was not written; rerun with --on-error record to keep going)"
+                f"a config failed and on_error is 'raise': {outcome.result.first_error} "
+                "(its batch was not written; rerun with on_error='record', --on-error "
+                "record on the command line, to keep going)"
             )
         t0 = time.perf_counter()
         try:
-            store.write_part(outcome.result.table, {**outcome.telemetry, "session": session_id})
+            self.store.write_part(outcome.result.table, outcome.telemetry, self.session.id)
         except OSError as exc:
             raise ExecutionError(
-                f"cannot write a part in {store.location!r}: {exc.strerror or exc}. Finished parts "
-                "are intact; fix the cause (e.g. free disk space) and run: "
-                f"sweep resume {store.location}"
+                f"cannot write a part in {self.store.location!r}: {exc.strerror or exc}. "
+                "Finished parts are intact; fix the cause (e.g. free disk space) and run: "
+                f"sweep resume {self.store.location}"
             ) from exc
-        store.heartbeat()
-        computed += int(outcome.indices.shape[0])
-        failed += outcome.result.n_errors
+        self.store.heartbeat()
+        self.computed += int(outcome.indices.shape[0])
+        self.failed += outcome.result.n_errors
         return time.perf_counter() - t0
 
-    try:
-        todo, done = _todo(store, total)
-        with SweepProgress(total, done, options.progress) as bar:
-            if todo.shape[0]:
-                exe.start(sweep)
-                options.rearm_sigterm()  # ray.init installs its own SIGTERM handler
-                try:
+    def _stream(self, todo: NDArray[np.int64], bar: SweepProgress) -> None:
+        """Plan on the started executor, then run every remaining batch."""
 
-                    def on_pilot(outcome: BatchOutcome) -> float:
-                        seconds = write(outcome)
-                        bar.advance(int(outcome.indices.shape[0]), 0.0)
-                        return seconds
+        def on_pilot(outcome: BatchOutcome) -> float:
+            seconds = self.write(outcome)
+            bar.advance(int(outcome.indices.shape[0]), 0.0)
+            return seconds
 
-                    plan, todo = plan_batches(
-                        exe, todo, options.batch_size, on_pilot, options.planner
-                    )
-                    _finish_session(
-                        store, session_id, plan=plan.to_dict(), executor_info=exe.describe()
-                    )
-                    for outcome in exe.run(_batches(todo, plan.batch_size)):
-                        write(outcome)
-                        elapsed = time.perf_counter() - started
-                        bar.advance(int(outcome.indices.shape[0]), computed / max(elapsed, 1e-9))
-                finally:
-                    exe.close()
-        status = "completed"
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
-    finally:
-        with contextlib.suppress(OSError):  # best effort: the disk may be full
-            _finish_session(
-                store,
-                session_id,
-                end=utc_now(),
-                status=status,
-                configs_computed=computed,
-                configs_failed=failed,
-                quarantined=quarantined,
-                wall_seconds=time.perf_counter() - started,
-            )
-    done_now = done + computed
-    good = store.good_parts()[0] if done_now >= total or done else []
-    table_hash = results_hash(store.location, good) if done_now >= total else None
-    failed_total = failed if done == 0 else failed_count(store, good)
-    if table_hash is not None:
-        _finish_session(store, session_id, table_hash=table_hash)
-    return RunSummary(
-        store.location,
-        total,
-        done_now,
-        failed_total,
-        computed,
-        quarantined,
-        table_hash,
-        plan.to_dict(),
-        status,
-    )
+        settings = self.settings
+        self.plan, todo = plan_batches(
+            self.exe, todo, settings.batch_size, on_pilot, settings.planner
+        )
+        self._record(plan=self.plan, executor_info=self.exe.describe())
+        for outcome in self.exe.run(_batches(todo, self.plan.batch_size)):
+            self.write(outcome)
+            elapsed = time.perf_counter() - self.started
+            bar.advance(int(outcome.indices.shape[0]), self.computed / max(elapsed, 1e-9))
+
+    def run(self) -> RunSummary:
+        """Run the session to its end; what it did."""
+        quarantined = self._clean_folder()
+        status = "failed"
+        try:
+            todo, done = _todo(self.store, self.total)
+            with SweepProgress(self.total, done, self.settings.progress) as bar:
+                if todo.shape[0]:
+                    self.exe.start(self.sweep)
+                    self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
+                    try:
+                        self._stream(todo, bar)
+                    finally:
+                        self.exe.close()
+            status = "completed" if done + self.computed >= self.total else "incomplete"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            with contextlib.suppress(OSError):  # best effort: the disk may be full
+                self._record(
+                    end=utc_now(),
+                    status=status,
+                    configs_computed=self.computed,
+                    configs_failed=self.failed,
+                    quarantined=tuple(quarantined),
+                    wall_seconds=time.perf_counter() - self.started,
+                )
+        return self._summary(done, quarantined, status)
+
+    def _summary(self, done: int, quarantined: list[str], status: str) -> RunSummary:
+        """The summary, with the table hash (recorded) once every config is done."""
+        store, total = self.store, self.total
+        done_now = done + self.computed
+        good = store.good_parts()[0] if done_now >= total or done else []
+        table_hash = results_hash(store.location, good) if done_now >= total else None
+        failed_total = self.failed if done == 0 else failed_count(store, good)
+        if table_hash is not None:
+            self._record(table_hash=table_hash)
+        return RunSummary(
+            store.location,
+            total,
+            done_now,
+            failed_total,
+            self.computed,
+            quarantined,
+            table_hash,
+            self.plan,
+            status,
+        )
 
 
 def _todo(store: RunStore, total: int) -> tuple[NDArray[np.int64], int]:

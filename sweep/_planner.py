@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from stats import AmortizationLaw, fit_amortization
+from sweep._record import PilotTask, Plan
 from sweep.errors import StatsInputError
 from sweep.executors._base import BatchOutcome, Executor
 
@@ -44,30 +44,8 @@ class PlannerSettings:
     max_task_seconds: float = 10.0
 
 
-@dataclass(frozen=True)
-class BatchPlan:
-    """The chosen batch size and everything it was chosen from (recorded in the manifest)."""
-
-    batch_size: int
-    source: str
-    overhead_seconds: float = math.nan
-    transport_seconds: float = math.nan
-    probe_seconds: float = math.nan
-    fixed_in_task_seconds: float = math.nan
-    driver_write_seconds: float = math.nan
-    per_config_seconds: float = math.nan
-    target_efficiency: float = math.nan
-    law_batch: float = math.nan
-    clamps: list[str] = field(default_factory=list)
-    warmup_configs: int = 0
-    pilot: list[dict[str, float]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (NaN written as null)."""
-        return {
-            k: (None if isinstance(v, float) and math.isnan(v) else v)
-            for k, v in asdict(self).items()
-        }
+#: The batch plan is the record's :class:`sweep._record.Plan` (recorded in each session).
+BatchPlan = Plan
 
 
 def clamp_batch(
@@ -125,7 +103,7 @@ def plan_batches(
     requested: int | None,
     on_pilot: Callable[[BatchOutcome], float],
     settings: PlannerSettings = PlannerSettings(),
-) -> tuple[BatchPlan, NDArray[np.int64]]:
+) -> tuple[Plan, NDArray[np.int64]]:
     """Measure, choose the batch size, and return it with the configs still to run.
 
     Parameters
@@ -135,7 +113,7 @@ def plan_batches(
     todo : ndarray of int64
         Grid positions still to run, in canonical order.
     requested : int or None
-        A fixed batch size (``--batch-size N``), or None for automatic.
+        A fixed batch size (``batch_size``), or None for automatic.
     on_pilot : callable
         Called with each pilot outcome (the driver writes it as a part); returns the seconds
         the driver spent on it.
@@ -144,25 +122,78 @@ def plan_batches(
 
     Returns
     -------
-    plan : BatchPlan
+    plan : Plan
         The choice and its inputs.
     remaining : ndarray of int64
         ``todo`` without the pilot's configs.
     """
     workers = executor.workers
     if requested is not None:
-        return BatchPlan(batch_size=requested, source="fixed (--batch-size)"), todo
+        return Plan(batch_size=requested, source="fixed (--batch-size)"), todo
     n_todo = todo.shape[0]
     if n_todo < 8 * PILOT_FIRST:
         size, clamps = clamp_batch(math.inf, n_todo, workers, 0.0, settings)
-        return BatchPlan(batch_size=size, source="small sweep (no pilot)", clamps=clamps), todo
-    pilot_rows: list[dict[str, float]] = []
+        return Plan(batch_size=size, source="small sweep (no pilot)", clamps=tuple(clamps)), todo
     # Warm-up: one single-config task per worker, at once, so every worker has imported the
     # strategy and loaded its compiled kernels before anything is timed (results are kept).
     for outcome in executor.run([todo[i : i + 1] for i in range(workers)]):
         on_pilot(outcome)
+    pilots = _run_pilots(executor, todo, workers, on_pilot)
+    b, fixed = _per_config_cost(pilots.tasks)
+    write_s = float(np.median([r.write_seconds for r in pilots.tasks]))
+    # Transport: no-op probes carrying a result of the real size, or the pilots' own round
+    # trips beyond their compute (submit to result in hand), whichever is larger.
+    probe = executor.measure_overhead(pilots.result_bytes)
+    trips = [r.round_trip_overhead_seconds for r in pilots.tasks]
+    transport = max(probe, float(np.median(trips)))
+    if workers == 1:  # in-process: the driver's part write runs in series with the work
+        overhead = transport + fixed + write_s
+    else:  # the driver writes one part per task while W workers compute: it must keep up
+        overhead = max(transport + fixed, workers * write_s)
+    law = AmortizationLaw(overhead, b).batch_for_fraction(settings.target_efficiency)
+    remaining = todo[pilots.used :]
+    size, clamps = clamp_batch(law, remaining.shape[0], workers, b, settings)
+    plan = Plan(
+        batch_size=size,
+        source="auto (amortization law)",
+        overhead_seconds=overhead,
+        transport_seconds=transport,
+        probe_seconds=probe,
+        fixed_in_task_seconds=fixed,
+        driver_write_seconds=write_s,
+        per_config_seconds=b,
+        target_efficiency=settings.target_efficiency,
+        law_batch=law,
+        clamps=tuple(clamps),
+        warmup_configs=workers,
+        pilot=tuple(pilots.tasks),
+    )
+    return plan, remaining
+
+
+@dataclass(frozen=True)
+class _Pilots:
+    """The pilot tasks timed, the configs used (warm-up included) and the largest result."""
+
+    tasks: list[PilotTask]
+    used: int
+    result_bytes: int
+
+
+def _run_pilots(
+    executor: Executor,
+    todo: NDArray[np.int64],
+    workers: int,
+    on_pilot: Callable[[BatchOutcome], float],
+) -> _Pilots:
+    """Rounds of one pilot batch per worker, x4 larger each round, until long enough.
+
+    They stop when :func:`_long_enough` or at the budget; the first ``workers`` configs of
+    ``todo`` went to the warm-up.
+    """
+    tasks: list[PilotTask] = []
     used, size, nbytes = workers, PILOT_FIRST, 0
-    budget = max(2 * PILOT_FIRST * workers, n_todo // 10)
+    budget = max(2 * PILOT_FIRST * workers, todo.shape[0] // 10)
     while True:
         # One pilot batch of the round's size per worker, run at once (no worker idles).
         round_batches = [todo[used + k * size : used + (k + 1) * size] for k in range(workers)]
@@ -171,25 +202,34 @@ def plan_batches(
             write_s = on_pilot(outcome)
             nbytes = max(nbytes, int(outcome.result.table.nbytes))
             tel = outcome.telemetry
-            round_trip = tel["received_time"] - tel["submit_time"] - tel["compute_seconds"]
-            pilot_rows.append(
-                {
-                    "configs": float(outcome.indices.shape[0]),
-                    "compute_seconds": float(tel["compute_seconds"]),
-                    "round_trip_overhead_seconds": float(round_trip),
-                    "write_seconds": write_s,
-                }
+            tasks.append(
+                PilotTask(
+                    configs=float(outcome.indices.shape[0]),
+                    compute_seconds=float(tel.compute_seconds),
+                    round_trip_overhead_seconds=float(tel.round_trip_overhead),
+                    write_seconds=write_s,
+                )
             )
-        sizes_seen = {r["configs"] for r in pilot_rows}
-        longest = max(r["compute_seconds"] for r in pilot_rows)
-        first = min(r["compute_seconds"] for r in pilot_rows)
-        long_enough = len(sizes_seen) >= 2 and longest >= max(PILOT_MIN_SECONDS, 4 * first)
-        if long_enough or used + 4 * size * workers > budget:
-            break
+        if _long_enough(tasks) or used + 4 * size * workers > budget:
+            return _Pilots(tasks, used, nbytes)
         size *= 4
-    # The fastest pilot of each size: a cold worker or a noisy neighbour only slows a task.
-    all_sizes = np.array([r["configs"] for r in pilot_rows])
-    all_seconds = np.array([r["compute_seconds"] for r in pilot_rows])
+
+
+def _long_enough(tasks: list[PilotTask]) -> bool:
+    """Two sizes or more, the longest at least PILOT_MIN_SECONDS and 4 times the shortest."""
+    sizes_seen = {r.configs for r in tasks}
+    longest = max(r.compute_seconds for r in tasks)
+    first = min(r.compute_seconds for r in tasks)
+    return len(sizes_seen) >= 2 and longest >= max(PILOT_MIN_SECONDS, 4 * first)
+
+
+def _per_config_cost(tasks: list[PilotTask]) -> tuple[float, float]:
+    """``b`` and the fixed in-task cost, fitted through the fastest pilot of each size.
+
+    The fastest, because a cold worker or a noisy neighbour only slows a task.
+    """
+    all_sizes = np.array([r.configs for r in tasks])
+    all_seconds = np.array([r.compute_seconds for r in tasks])
     sizes = np.unique(all_sizes)
     seconds = np.array([all_seconds[all_sizes == s].min() for s in sizes])
     try:
@@ -198,34 +238,4 @@ def plan_batches(
     except StatsInputError:  # one size only, or noise made the slope non-positive
         b, fixed = float(seconds.sum() / sizes.sum()), 0.0
     b = float(max(b, seconds.max() / sizes.max() / 4))  # a noisy fit must not make b vanish
-    fixed = float(max(fixed, 0.0))
-    write_s = float(np.median([r["write_seconds"] for r in pilot_rows]))
-    # Transport: no-op probes carrying a result of the real size, or the pilots' own round
-    # trips beyond their compute (submit to result in hand), whichever is larger.
-    probe = executor.measure_overhead(nbytes)
-    trips = [r["round_trip_overhead_seconds"] for r in pilot_rows]
-    transport = max(probe, float(np.median(trips)))
-    driver_write = write_s
-    if workers == 1:  # in-process: the driver's part write runs in series with the work
-        overhead = transport + fixed + driver_write
-    else:  # the driver writes one part per task while W workers compute: it must keep up
-        overhead = max(transport + fixed, workers * driver_write)
-    law = AmortizationLaw(overhead, b).batch_for_fraction(settings.target_efficiency)
-    remaining = todo[used:]
-    size, clamps = clamp_batch(law, remaining.shape[0], workers, b, settings)
-    plan = BatchPlan(
-        batch_size=size,
-        source="auto (amortization law)",
-        overhead_seconds=overhead,
-        transport_seconds=transport,
-        probe_seconds=probe,
-        fixed_in_task_seconds=fixed,
-        driver_write_seconds=driver_write,
-        per_config_seconds=b,
-        target_efficiency=settings.target_efficiency,
-        law_batch=law,
-        clamps=clamps,
-        warmup_configs=workers,
-        pilot=pilot_rows,
-    )
-    return plan, remaining
+    return b, float(max(fixed, 0.0))

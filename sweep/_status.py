@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,8 +11,9 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from sweep._null_summary import merged_summary, summary_digest
+from sweep._record import PartInfo, Session
 from sweep._results import results_hash, results_table
-from sweep._store import RunStore
+from sweep._store import RunStore, read_run
 from sweep.errors import SweepError, close_matches
 
 
@@ -24,7 +26,51 @@ def failed_count(store: RunStore, parts: list[str]) -> int:
     return failed
 
 
-def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RunStatus:
+    """What ``sweep status`` shows (:func:`run_status`); ``to_json`` is ``--json``.
+
+    Attributes
+    ----------
+    run_dir, name, spec_hash : str
+        The folder, the spec's name and hash.
+    total, done, failed, remaining, parts : int
+        Configs in the grid, done, failed and not done; good parts.
+    bad_parts : list of PartInfo
+        Parts left out (their configs count as not done).
+    sessions : tuple of Session
+        The driver sessions.
+    last_activity : str or None
+        The latest session start/end or part write (ISO UTC).
+    table_hash : str or None
+        None until complete.
+    lock : dict or None
+        The live driver's lock.
+    """
+
+    run_dir: str
+    name: str | None
+    spec_hash: str
+    total: int
+    done: int
+    failed: int
+    remaining: int
+    parts: int
+    bad_parts: list[PartInfo]
+    sessions: tuple[Session, ...]
+    last_activity: str | None
+    table_hash: str | None
+    lock: dict[str, Any] | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of ``sweep status --json``."""
+        doc = {f.name: getattr(self, f.name) for f in fields(self)}
+        doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
+        doc["sessions"] = [s.to_json() for s in self.sessions]
+        return doc
+
+
+def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> RunStatus:
     """Summarise a run folder, counting only parts that pass their check.
 
     Parameters
@@ -36,39 +82,33 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> di
 
     Returns
     -------
-    dict
-        ``name``, ``total``, ``done``, ``failed``, ``remaining``, ``parts`` (good ones),
-        ``bad_parts`` (name and reason each: their configs count as not done),
-        ``sessions``, ``last_activity``, ``table_hash`` (None until complete), ``lock``.
+    RunStatus
+        Counts, parts, sessions, last activity, table hash and lock.
     """
-    store = RunStore(run_dir)
-    manifest = store.read_manifest()
-    total = int(manifest["grid"]["size"])
-    parts, bad = store.good_parts()
-    done = int(store.done_mask(total, parts).sum())
-    failed = failed_count(store, parts)
-    sessions = manifest.get("sessions", [])
-    times = [s.get("end") or s.get("start") for s in sessions]
+    run = read_run(run_dir)
+    store, manifest, total, parts = run.store, run.manifest, run.total, run.good
+    done = run.done()
+    times = [s.end or s.start for s in manifest.sessions]
     files = [store.fs.join("parts", n) for n in parts]
     if files:
         latest = max(store.fs.mtime(f) for f in files)
         times.append(datetime.fromtimestamp(latest, UTC).isoformat(timespec="milliseconds"))
     complete = with_hash and done == total and total > 0
-    return {
-        "run_dir": str(run_dir),
-        "name": manifest["spec"].get("name"),
-        "spec_hash": manifest["identity"]["spec_hash"],
-        "total": total,
-        "done": done,
-        "failed": failed,
-        "remaining": total - done,
-        "parts": len(parts),
-        "bad_parts": [{"name": c.name, "reason": c.reason} for c in bad],
-        "sessions": sessions,
-        "last_activity": max((t for t in times if t), default=None),
-        "table_hash": results_hash(run_dir, parts) if complete else None,
-        "lock": store.read_lock(),
-    }
+    return RunStatus(
+        run_dir=str(run_dir),
+        name=manifest.spec.get("name"),
+        spec_hash=manifest.run_key.spec_hash,
+        total=total,
+        done=done,
+        failed=failed_count(store, parts),
+        remaining=total - done,
+        parts=len(parts),
+        bad_parts=run.bad,
+        sessions=manifest.sessions,
+        last_activity=max((t for t in times if t), default=None),
+        table_hash=results_hash(run_dir, parts) if complete else None,
+        lock=store.read_lock(),
+    )
 
 
 def first_error(run_dir: str | os.PathLike[str]) -> str | None:
@@ -93,36 +133,65 @@ def first_error(run_dir: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def verify_run(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Verification:
+    """What ``sweep verify`` found (:func:`verify_run`).
+
+    Attributes
+    ----------
+    good_parts : int
+        Parts that pass their check.
+    bad_parts, bad_telemetry : list of PartInfo
+        Parts (their configs count as not done) and telemetry files (results unaffected)
+        that fail it.
+    done, total : int
+        Configs the good parts hold, and in the grid.
+    table_hash : str or None
+        Of the good parts, when they cover the grid and no part is bad.
+    null_summary_hash : str or None
+        :func:`sweep._null_summary.summary_digest` of the merged null summaries, likewise
+        (and when the sweep has bootstrap replications).
+    """
+
+    good_parts: int
+    bad_parts: list[PartInfo]
+    bad_telemetry: list[PartInfo]
+    done: int
+    total: int
+    table_hash: str | None
+    null_summary_hash: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (bad files as ``{"name", "reason"}``)."""
+        doc = {f.name: getattr(self, f.name) for f in fields(self)}
+        doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
+        doc["bad_telemetry"] = [b.to_json() for b in self.bad_telemetry]
+        return doc
+
+
+def verify_run(run_dir: str | os.PathLike[str]) -> Verification:
     """Check every part and telemetry file against the manifest.
 
     Returns
     -------
-    dict
-        ``good_parts`` (count), ``bad_parts`` (name and reason each), ``bad_telemetry``
-        (likewise; they do not affect results), ``done``, ``total``, ``table_hash`` (of the
-        good parts, when they cover the grid) and ``null_summary_hash``
-        (:func:`sweep._null_summary.summary_digest` of the merged null summaries, when they
-        cover the grid and the sweep has bootstrap replications).
+    Verification
+        The good and bad parts, bad telemetry, done configs, and the table and null-summary
+        hashes when complete.
     """
-    store = RunStore(run_dir)
-    manifest = store.read_manifest()
-    good, bad_checks = store.good_parts()
-    bad = [{"name": c.name, "reason": c.reason} for c in bad_checks]
-    telemetry = [{"name": c.name, "reason": c.reason} for c in store.check_telemetry() if not c.ok]
-    total = int(manifest["grid"]["size"])
-    done = int(store.done_mask(total, good).sum()) if good else 0
-    complete = not bad and done == total
-    summary = merged_summary(store.read_part_schema(n) for n in good) if complete else None
-    return {
-        "good_parts": len(good),
-        "bad_parts": bad,
-        "bad_telemetry": telemetry,
-        "done": done,
-        "total": total,
-        "table_hash": results_hash(run_dir, good) if complete else None,
-        "null_summary_hash": summary_digest(summary) if summary is not None else None,
-    }
+    run = read_run(run_dir)
+    good, bad = run.good, run.bad
+    done = run.done()
+    complete = not bad and done == run.total
+    summary = merged_summary(run.store.read_part_schema(n) for n in good) if complete else None
+    return Verification(
+        good_parts=len(good),
+        bad_parts=bad,
+        bad_telemetry=[c for c in run.store.check_telemetry() if not c.ok],
+        done=done,
+        total=run.total,
+        table_hash=results_hash(run_dir, good) if complete else None,
+        null_summary_hash=summary_digest(summary) if summary is not None else None,
+    )
 
 
 def results_frame(
@@ -137,9 +206,8 @@ def results_frame(
     notes : list of str
         What a reader must know: parts left out, configs not done yet.
     """
-    store = RunStore(run_dir)
-    total = int(store.read_manifest()["grid"]["size"])
-    good, bad = store.good_parts()
+    run = read_run(run_dir)
+    total, good, bad = run.total, run.good, run.bad
     frame: pd.DataFrame = results_table(run_dir, good).to_pandas()
     notes = [
         f"part {b.name} is left out ({b.reason}); `sweep resume` recomputes its configs"

@@ -44,6 +44,16 @@ from sweep._fs import (
     open_run_filesystem,
     parquet_bytes,
 )
+from sweep._record import (
+    FORMAT,
+    GridRecord,
+    Manifest,
+    PartInfo,
+    RunKey,
+    Session,
+    StrategyRef,
+    TaskTelemetry,
+)
 from sweep._spec import ResolvedSweep
 from sweep._version import ENGINE_VERSION
 from sweep.errors import RunFolderError, RunLockedError
@@ -53,7 +63,6 @@ LOCK = "lock"
 PARTS = "parts"
 TELEMETRY = "telemetry"
 QUARANTINE = "quarantine"
-FORMAT = "raysweep-run-v1"
 #: A lock whose owner cannot be checked (another host) is stale after this long unrefreshed.
 LOCK_STALE_SECONDS = 120.0
 
@@ -82,7 +91,7 @@ def _process_start(pid: int) -> str | None:
         return "unknown"
 
 
-def machine_identity() -> str:
+def pid_namespace() -> str:
     """Boot id of the kernel and id of the pid namespace: where a pid means one process."""
     try:
         with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
@@ -96,41 +105,22 @@ def machine_identity() -> str:
     return f"{boot}|{namespace}"
 
 
-@dataclass(frozen=True)
-class PartCheck:
-    """The result of checking one part (:meth:`RunStore.check_part`).
-
-    Attributes
-    ----------
-    name : str
-        File name in ``parts/``.
-    ok : bool
-        Whether its configs count as done.
-    reason : str
-        ``"ok"``, or what is wrong, in words.
-    rows : int
-        Configs it holds (0 when it is not usable).
-    """
-
-    name: str
-    ok: bool
-    reason: str
-    rows: int = 0
+#: The check of one part; the record's :class:`sweep._record.PartInfo` (the older name).
+PartCheck = PartInfo
 
 
 #: Key of the part metadata that binds a part to its run (:func:`run_binding`).
 BINDING_KEY = b"raysweep.run"
 
 
-def run_binding(identity: dict[str, Any]) -> str:
-    """The sha256 that binds a part to its run: canonical JSON of the manifest's identity.
+def run_binding(run_key: RunKey) -> str:
+    """The sha256 that binds a part to its run: :meth:`sweep._record.RunKey.binding`.
 
     Every part carries it in its parquet metadata (:data:`BINDING_KEY`), so a valid part
     copied from another run folder (another spec, data, strategy version, seed or metric
     options) is recognised and quarantined instead of being counted.
     """
-    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return _sha256(canonical.encode())
+    return run_key.binding()
 
 
 def schema_description(schema: pa.Schema) -> list[list[str]]:
@@ -138,44 +128,15 @@ def schema_description(schema: pa.Schema) -> list[list[str]]:
     return [[f.name, str(f.type)] for f in schema]
 
 
-def identity_of(sweep: ResolvedSweep) -> dict[str, Any]:
-    """What a run folder's results depend on, as recorded in (and compared with) the manifest."""
-    return {
-        "spec_hash": sweep.spec.spec_hash,
-        "data_fingerprint": sweep.fingerprint,
-        "strategy": {"name": sweep.strategy.name, "version": sweep.strategy.version},
-        "root_seed": sweep.spec.seed,
-        "metrics": sweep.spec.metrics.model_dump(mode="json"),
-    }
-
-
-def describe_differences(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """Human-readable list of what differs between a manifest's identity and a sweep's."""
-    out = []
-    labels = {
-        "data_fingerprint": "the data (fingerprint)",
-        "strategy": "the strategy name/version",
-        "root_seed": "the root seed",
-        "metrics": "the metric options",
-        "spec_hash": "the spec",
-    }
-    for key, label in labels.items():
-        if recorded.get(key) != current.get(key):
-            if isinstance(current.get(key), dict) and isinstance(recorded.get(key), dict):
-                sub = sorted(
-                    k
-                    for k in set(recorded[key]) | set(current[key])
-                    if recorded[key].get(k) != current[key].get(k)
-                )
-                detail = ", ".join(
-                    f"{k}: {recorded[key].get(k)!r} -> {current[key].get(k)!r}" for k in sub
-                )
-                out.append(f"{label} ({detail})")
-            else:
-                out.append(
-                    f"{label} ({str(recorded.get(key))[:16]}... -> {str(current.get(key))[:16]}...)"
-                )
-    return out
+def run_key_of(sweep: ResolvedSweep) -> RunKey:
+    """What a sweep's results depend on, as recorded in (and compared with) the manifest."""
+    return RunKey(
+        spec_hash=sweep.spec.spec_hash,
+        data_fingerprint=sweep.fingerprint,
+        strategy=StrategyRef(sweep.strategy.name, sweep.strategy.version),
+        root_seed=sweep.spec.seed,
+        metrics=sweep.spec.metrics.model_dump(mode="json"),
+    )
 
 
 class RunStore:
@@ -190,7 +151,7 @@ class RunStore:
     def __init__(self, location: str | os.PathLike[str]) -> None:
         self.fs: RunFilesystem = open_run_filesystem(str(location))
         self.location = str(location)
-        self._manifest: dict[str, Any] | None = None
+        self._manifest: Manifest | None = None
         self._lock_bytes: bytes | None = None
 
     # --- manifest ----------------------------------------------------------------------
@@ -239,43 +200,45 @@ class RunStore:
         with self._reachable("reach it"):
             return self.fs.exists(self.manifest_path)
 
-    def read_manifest(self) -> dict[str, Any]:
-        """Read ``manifest.json``."""
+    def load_manifest(self) -> Manifest:
+        """Read ``manifest.json`` (:class:`RunFolderError` if absent, corrupt or malformed)."""
+        folder = f"run folder {self.location!r}"
         try:
             with self._reachable("reach it"):
                 data = self.fs.read_bytes(self.manifest_path)
-            doc: dict[str, Any] = json.loads(data)
         except FileNotFoundError as exc:
-            raise RunFolderError(
-                f"run folder {self.location!r}: no manifest.json (not a raysweep run folder)"
-            ) from exc
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RunFolderError(
-                f"run folder {self.location!r}: manifest.json is corrupt: {exc}"
-            ) from exc
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-            raise RunFolderError(
-                f"run folder {self.location!r}: manifest format {found!r}, expected {FORMAT!r}"
-            )
-        _check_manifest_shape(self.location, doc)
-        self._manifest = doc
-        return doc
+            raise RunFolderError(f"{folder}: no manifest.json (not a raysweep run folder)") from exc
+        manifest = Manifest.from_bytes(data, folder)
+        self._manifest = manifest
+        return manifest
 
-    def write_manifest(self, doc: dict[str, Any]) -> None:
+    def read_manifest(self) -> dict[str, Any]:
+        """``manifest.json`` as a JSON object (:meth:`load_manifest` gives the record)."""
+        return self.load_manifest().to_json()
+
+    def write_manifest(self, manifest: Manifest) -> None:
         """Atomically replace ``manifest.json``."""
-        # Key order matters (it orders the grid); JSON has no NaN or infinity.
-        data = json.dumps(doc, indent=2, allow_nan=False).encode()
-        self.fs.write_atomic(self.manifest_path, data)
-        self._manifest = doc
+        self.fs.write_atomic(self.manifest_path, manifest.to_bytes())
+        self._manifest = manifest
 
-    def check_compatible(self, sweep: ResolvedSweep) -> dict[str, Any]:
+    def record_session(self, session: Session) -> Manifest:
+        """Write ``session`` into the manifest (replacing the one of its id); the new manifest.
+
+        Only the driver holding the lock writes the manifest, so the one it last read or
+        wrote is current.
+        """
+        manifest = self._manifest if self._manifest is not None else self.load_manifest()
+        manifest = manifest.with_session(session)
+        self.write_manifest(manifest)
+        return manifest
+
+    def check_compatible(self, sweep: ResolvedSweep) -> Manifest:
         """Refuse (RunFolderError) if the folder belongs to another spec, data or strategy."""
-        manifest = self.read_manifest()
-        diffs = describe_differences(manifest.get("identity", {}), identity_of(sweep))
-        if int(manifest["grid"]["size"]) != len(sweep.grid):
+        manifest = self.load_manifest()
+        diffs = manifest.run_key.differences(run_key_of(sweep))
+        if manifest.grid.size != len(sweep.grid):
             diffs.append(
-                f"the grid size (manifest {manifest['grid']['size']:,}, spec {len(sweep.grid):,})"
+                f"the grid size (manifest {manifest.grid.size:,}, spec {len(sweep.grid):,})"
             )
         if diffs:
             raise RunFolderError(
@@ -285,7 +248,7 @@ class RunStore:
             )
         return manifest
 
-    def create(self, sweep: ResolvedSweep) -> dict[str, Any]:
+    def create(self, sweep: ResolvedSweep) -> Manifest:
         """Create the folder and its manifest, then ``parts/`` and ``telemetry/``.
 
         The manifest is written first and exclusively, so a driver killed at any instant
@@ -295,18 +258,19 @@ class RunStore:
         """
         with self._reachable("create it"):
             self.fs.makedirs(self.fs.root)
-        manifest = {
-            "format": FORMAT,
-            "engine_version": ENGINE_VERSION,
-            "created": utc_now(),
-            "identity": identity_of(sweep),
-            "spec": sweep.spec.to_dict(),
-            "data": sweep.panel.describe(),
-            "grid": sweep.grid.describe(),
-            "results_schema": schema_description(results_schema(sweep)),
-            "sessions": [],
-        }
-        data = json.dumps(manifest, indent=2, allow_nan=False).encode()
+        manifest = Manifest(
+            engine_version=ENGINE_VERSION,
+            created=utc_now(),
+            run_key=run_key_of(sweep),
+            spec=sweep.spec.to_dict(),
+            data=sweep.panel.describe(),
+            grid=GridRecord.from_json(sweep.grid.describe()),
+            results_schema=tuple(
+                (name, kind) for name, kind in schema_description(results_schema(sweep))
+            ),
+            format=FORMAT,
+        )
+        data = manifest.to_bytes()
         if not self.fs.create_exclusive(self.manifest_path, data):
             raise RunFolderError(
                 f"run folder {self.location!r} was created by another driver at the same time"
@@ -352,12 +316,12 @@ class RunStore:
 
     def expectations(self) -> PartExpectations:
         """What every part of this run must satisfy, from the manifest (read once)."""
-        manifest = self._manifest if self._manifest is not None else self.read_manifest()
-        schema = manifest.get("results_schema")
+        manifest = self._manifest if self._manifest is not None else self.load_manifest()
+        schema = manifest.results_schema
         return PartExpectations(
-            binding=run_binding(manifest["identity"]),
-            grid_size=int(manifest["grid"]["size"]),
-            schema=[list(c) for c in schema] if isinstance(schema, list) else None,
+            binding=run_binding(manifest.run_key),
+            grid_size=manifest.grid.size,
+            schema=None if schema is None else [list(c) for c in schema],
         )
 
     # --- lock --------------------------------------------------------------------------
@@ -371,7 +335,7 @@ class RunStore:
             return True  # not a lock any driver wrote (locks are created whole)
         # The owner's pid can be checked only from the same kernel and pid namespace
         # (containers may share a hostname); anywhere else, trust the heartbeat's age.
-        if info.get("host") == socket.gethostname() and info.get("machine") == machine_identity():
+        if info.get("host") == socket.gethostname() and info.get("machine") == pid_namespace():
             pid = int(info.get("pid", -1))
             start = _process_start(pid) if pid > 0 else None
             return start is None or (start != "unknown" and start != info.get("proc_start"))
@@ -411,7 +375,7 @@ class RunStore:
         mine = {
             "pid": pid,
             "host": socket.gethostname(),
-            "machine": machine_identity(),
+            "machine": pid_namespace(),
             "proc_start": _process_start(pid),
             "since": utc_now(),
             "token": secrets.token_hex(8),
@@ -481,7 +445,7 @@ class RunStore:
             if n.startswith("part-") and n.endswith(".parquet")
         ]
 
-    def write_part(self, table: pa.Table, telemetry: dict[str, Any]) -> str:
+    def write_part(self, table: pa.Table, telemetry: TaskTelemetry, session: int) -> str:
         """Write one finished batch atomically, then its telemetry row; return the part name.
 
         The part's metadata gets the run binding (:func:`run_binding`) beside what the
@@ -494,7 +458,7 @@ class RunStore:
         data = parquet_bytes(table)
         name = f"part-{_sha256(data)}.parquet"
         self.fs.write_atomic(self.fs.join(PARTS, name), data)
-        row = {k: [v] for k, v in {**telemetry, "part": name}.items()}
+        row = {k: [v] for k, v in telemetry.row(session, name).items()}
         tdata = parquet_bytes(pa.table(row))
         self.fs.write_atomic(self.fs.join(TELEMETRY, f"task-{_sha256(tdata)}.parquet"), tdata)
         return name
@@ -598,6 +562,74 @@ class RunStore:
 
 
 @dataclass(frozen=True)
+class RunRecord:
+    """A run folder read once: its manifest and the check of every part (the one reader).
+
+    Status, verify, results and the report all start from :func:`read_run`; results and
+    telemetry are read from it on demand (:meth:`done_mask`, :meth:`telemetry`).
+
+    Attributes
+    ----------
+    store : RunStore
+        The folder.
+    manifest : Manifest
+        ``manifest.json``.
+    parts : tuple of PartInfo
+        Every part checked, sorted by name.
+    """
+
+    store: RunStore
+    manifest: Manifest
+    parts: tuple[PartInfo, ...]
+
+    @property
+    def good(self) -> list[str]:
+        """Names of the parts whose configs count as done, sorted."""
+        return [p.name for p in self.parts if p.ok]
+
+    @property
+    def bad(self) -> list[PartInfo]:
+        """The checks of the parts that failed (their configs count as not done)."""
+        return [p for p in self.parts if not p.ok]
+
+    @property
+    def total(self) -> int:
+        """Configs in the grid."""
+        return self.manifest.grid.size
+
+    def done_mask(self) -> NDArray[np.bool_]:
+        """Boolean array over the grid: True where a good part holds the config."""
+        return self.store.done_mask(self.total, self.good)
+
+    def done(self) -> int:
+        """Configs the good parts hold."""
+        return int(self.done_mask().sum()) if self.good else 0
+
+    def telemetry(self) -> pa.Table | None:
+        """Every task's telemetry row from the files that pass their check, or None."""
+        return self.store.read_telemetry()
+
+
+def read_run(location: str | os.PathLike[str] | RunStore) -> RunRecord:
+    """Read a run folder: its manifest, then every part checked against it.
+
+    Parameters
+    ----------
+    location : str, path or RunStore
+        The run folder (a path or a URI such as ``s3://bucket/prefix``).
+
+    Returns
+    -------
+    RunRecord
+        The manifest and the part checks (results and telemetry are read on demand).
+    """
+    store = location if isinstance(location, RunStore) else RunStore(location)
+    manifest = store.load_manifest()
+    parts = tuple(sorted(store.verify_parts(), key=lambda c: c.name))
+    return RunRecord(store, manifest, parts)
+
+
+@dataclass(frozen=True)
 class PartExpectations:
     """What every part of one run must satisfy (from its manifest).
 
@@ -650,42 +682,6 @@ def _check_contents(name: str, data: bytes, expect: PartExpectations) -> PartChe
     if np.unique(index).size != index.size:
         return PartCheck(name, False, "repeats a grid_index")
     return PartCheck(name, True, "ok", int(index.size))
-
-
-def _check_manifest_shape(location: str, doc: dict[str, Any]) -> None:
-    """Refuse a manifest that parses but lacks what a run folder needs, naming what."""
-    required: dict[str, type] = {
-        "identity": dict,
-        "spec": dict,
-        "data": dict,
-        "grid": dict,
-        "sessions": list,
-    }
-    for key, kind in required.items():
-        if not isinstance(doc.get(key), kind):
-            raise RunFolderError(
-                f"run folder {location!r}: manifest.json has no valid {key!r} "
-                f"(expected a JSON {'object' if kind is dict else 'array'}, got "
-                f"{type(doc.get(key)).__name__}); the folder cannot be used"
-            )
-    grid = doc["grid"]
-    size = grid.get("size")
-    axes = grid.get("axes")
-    if (
-        not isinstance(size, int)
-        or isinstance(size, bool)
-        or size < 0
-        or not isinstance(axes, list)
-    ):
-        raise RunFolderError(
-            f"run folder {location!r}: manifest.json's grid needs a non-negative integer "
-            f"'size' and a list of 'axes', got size={size!r}"
-        )
-    for key in ("spec_hash", "data_fingerprint"):
-        if not isinstance(doc["identity"].get(key), str):
-            raise RunFolderError(
-                f"run folder {location!r}: manifest.json's identity has no {key!r}"
-            )
 
 
 def _parse_lock(raw: bytes) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from sweep._planner import PlannerSettings, plan_batches
 from sweep._spec import ResolvedSweep
 from sweep.bench._workload import workload_indices
 from sweep.errors import USER_ERRORS
-from sweep.executors._ray import RayExecutor, _evaluate_task
+from sweep.executors import RayExecutor, evaluate_on_worker
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def _exclusive_task() -> Any:
         (n["Resources"].get("CPU", 1.0) for n in ray.nodes() if n["NodeID"] == node),  # type: ignore[no-untyped-call]
         1.0,
     )
-    return ray.remote(_evaluate_task).options(
+    return ray.remote(evaluate_on_worker).options(
         num_cpus=cpus,
         max_retries=0,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
@@ -95,8 +95,8 @@ def _stream(
         ready, _ = ray.wait(list(pending), num_returns=1)
         for ref in ready:
             submitted = pending.pop(ref)
-            _, info = ray.get(ref)
-            done.append((submitted, float(info["end_time"])))
+            _, timing = ray.get(ref)
+            done.append((submitted, float(timing.end_time)))
     wall = time.perf_counter() - start
     done.sort(key=lambda d: d[1])
     services = [end - max(sub, prev_end) for (_, prev_end), (sub, end) in itertools.pairwise(done)]

@@ -10,7 +10,7 @@ import numpy as np
 
 from sweep._evaluate import evaluate_batch
 from sweep._spec import ResolvedSweep
-from sweep.executors._ray import RayExecutor
+from sweep.executors import RayExecutor
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from sweep._evaluate import evaluate_batch
 from sweep._spec import ResolvedSweep
 from sweep.bench._workload import workload_indices
 from sweep.errors import USER_ERRORS
-from sweep.executors._ray import _evaluate_task
+from sweep.executors import evaluate_on_worker
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,8 @@ def _run_limited(
         if not pending:
             break
         ready, pending = ray.wait(pending, num_returns=1)
-        for _, info in ray.get(ready):
-            workers.add(f"{info['node']}/{info['worker']}")
+        for _, timing in ray.get(ready):
+            workers.add(f"{timing.node}/{timing.worker}")
     return time.perf_counter() - start, len(workers)
 
 
@@ -114,7 +114,7 @@ def measure_scaling(sweep: ResolvedSweep, settings: ScalingSettings) -> dict[str
     batches = [
         pool[i * settings.batch_size : (i + 1) * settings.batch_size] for i in range(n_tasks)
     ]
-    task = ray.remote(_evaluate_task).options(num_cpus=share, max_retries=0)
+    task = ray.remote(evaluate_on_worker).options(num_cpus=share, max_retries=0)
     warm = ray.remote(_warm_task).options(num_cpus=share, max_retries=0)
     sweep_ref = ray.put(sweep)
     pids = ray.get([warm.remote(sweep_ref, pool[:2], 0.5) for _ in range(top)])

@@ -1,5 +1,19 @@
-"""Executors: where batches are evaluated. The driver only sees this interface."""
+"""Executors: where batches are evaluated. The driver only sees this interface.
+
+``evaluate_on_worker`` is the task every Ray worker runs (one batch and the worker's timing);
+``RayExecutor`` and ``LocalExecutor`` import Ray only when started.
+"""
 
 from sweep.executors._base import BatchOutcome, Executor, make_executor
+from sweep.executors._local import LocalExecutor
+from sweep.executors._ray import RayExecutor
+from sweep.executors._task import evaluate_on_worker
 
-__all__ = ["BatchOutcome", "Executor", "make_executor"]
+__all__ = [
+    "BatchOutcome",
+    "Executor",
+    "LocalExecutor",
+    "RayExecutor",
+    "evaluate_on_worker",
+    "make_executor",
+]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from sweep._evaluate import BatchResult
+from sweep._record import TaskTelemetry
 from sweep._spec import ResolvedSweep
 from sweep.errors import SpecError
 
@@ -18,14 +19,13 @@ from sweep.errors import SpecError
 class BatchOutcome:
     """A finished batch: its grid positions, its result and its task's telemetry.
 
-    ``telemetry`` holds ``submit_time``, ``start_time``, ``end_time``, ``received_time``
-    (when the driver had the result; epoch seconds),
-    ``compute_seconds``, ``n_configs``, ``worker`` (pid), ``node`` and ``attempt``.
+    ``telemetry`` is the task's :class:`sweep._record.TaskTelemetry` (the same fields from
+    every executor).
     """
 
     indices: NDArray[np.int64]
     result: BatchResult
-    telemetry: dict[str, Any] = field(default_factory=dict)
+    telemetry: TaskTelemetry
 
 
 class Executor(Protocol):

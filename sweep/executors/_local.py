@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from collections.abc import Iterable, Iterator
@@ -12,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sweep._evaluate import evaluate_batch
+from sweep._record import TaskTelemetry, WorkerTiming
 from sweep._spec import ResolvedSweep
 from sweep.executors._base import BatchOutcome
 
@@ -52,21 +52,14 @@ class LocalExecutor:
             submit = time.time()
             result = evaluate_batch(self._sweep, indices)
             end = time.time()
-            yield BatchOutcome(
-                indices,
-                result,
-                {
-                    "submit_time": submit,
-                    "start_time": submit,
-                    "end_time": end,
-                    "received_time": end,
-                    "compute_seconds": result.compute_seconds,
-                    "n_configs": int(indices.shape[0]),
-                    "worker": str(os.getpid()),
-                    "node": socket.gethostname(),
-                    "attempt": 0,
-                },
+            telemetry = TaskTelemetry.of_task(
+                WorkerTiming.here(submit, end),
+                submit_time=submit,
+                received_time=end,
+                n_configs=int(indices.shape[0]),
+                compute_seconds=result.compute_seconds,
             )
+            yield BatchOutcome(indices, result, telemetry)
 
     def close(self) -> None:
         """Nothing to release."""

@@ -10,8 +10,6 @@ Ray (it is recorded per config by :func:`sweep._evaluate.evaluate_batch`).
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 import statistics
 import time
 from collections.abc import Iterable, Iterator
@@ -20,43 +18,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sweep._evaluate import BatchResult, evaluate_batch
+from sweep._record import TaskTelemetry
 from sweep._spec import ResolvedSweep
 from sweep.errors import ExecutionError
 from sweep.executors._base import BatchOutcome
 from sweep.executors._ray_orphans import before_local_ray_start
+from sweep.executors._task import evaluate_on_worker
 
 #: Ray retries a task this many times when its worker or node dies.
 MAX_RETRIES = 5
-
-
-def _attempt_number() -> int:
-    """Which execution of the current task this is (0 = first); -1 if Ray does not say."""
-    try:
-        import ray
-
-        worker: Any = ray._private.worker.global_worker
-        return int(worker.core_worker.get_current_task_attempt_number())
-    except Exception:  # private API: telemetry only
-        return -1
-
-
-def _evaluate_task(
-    sweep: ResolvedSweep, indices: NDArray[np.int64]
-) -> tuple[BatchResult, dict[str, Any]]:
-    import ray
-
-    start = time.time()
-    result = evaluate_batch(sweep, indices)
-    context = ray.get_runtime_context()
-    return result, {
-        "start_time": start,
-        "end_time": time.time(),
-        "worker": str(os.getpid()),
-        "node": context.get_node_id(),
-        "host": socket.gethostname(),
-        "attempt": _attempt_number(),
-    }
 
 
 def _noop_task(nbytes: int, delay: float) -> bytes:
@@ -125,7 +95,7 @@ class RayExecutor:
         self._cluster_cpus = max(1, cpus)
         self._workers = max(1, min(cpus, self.requested_workers or cpus))
         self._task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(
-            _evaluate_task
+            evaluate_on_worker
         )
         self._noop = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_noop_task)
         self._sweep_ref = ray.put(sweep)
@@ -189,18 +159,18 @@ class RayExecutor:
             for ref in ready:
                 indices, submitted = self._pending.pop(ref)
                 try:
-                    result, info = ray.get(ref)
+                    result, timing = ray.get(ref)
                 except ray.exceptions.RayError as exc:
                     raise ExecutionError(
                         f"a Ray task failed after {MAX_RETRIES} retries: {exc}"
                     ) from exc
-                telemetry = {
-                    "submit_time": submitted,
-                    "received_time": time.time(),
-                    "n_configs": int(indices.shape[0]),
-                    "compute_seconds": result.compute_seconds,
-                    **info,
-                }
+                telemetry = TaskTelemetry.of_task(
+                    timing,
+                    submit_time=submitted,
+                    received_time=time.time(),
+                    n_configs=int(indices.shape[0]),
+                    compute_seconds=result.compute_seconds,
+                )
                 submit()
                 yield BatchOutcome(indices, result, telemetry)
 

@@ -307,9 +307,9 @@ def test_a_stale_lock_taken_over_by_another_driver_first_is_not_taken_twice(tmp_
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     stale = {"pid": dead.pid, "host": os.uname().nodename, "since": "then"}
-    from sweep._store import machine_identity
+    from sweep._store import pid_namespace
 
-    stale["machine"] = machine_identity()
+    stale["machine"] = pid_namespace()
     stale["proc_start"] = "1"
     (run / "lock").write_text(json.dumps(stale))
 

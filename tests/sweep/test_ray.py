@@ -19,7 +19,7 @@ pytestmark = pytest.mark.ray
 def local_hash(tmp_path_factory) -> tuple[str, str]:
     run_dir = tmp_path_factory.mktemp("l") / "r"
     summary = run_sweep(spec_from_dict(small_spec_dict()), run_dir, progress=False)
-    null_hash = verify_run(run_dir)["null_summary_hash"]
+    null_hash = verify_run(run_dir).null_summary_hash
     assert summary.table_hash and null_hash
     return summary.table_hash, null_hash
 
@@ -34,7 +34,7 @@ def test_ray_gives_the_local_hash_for_any_batch_size(ray_local, tmp_path, local_
         progress=False,
     )
     # Same rows (per-config p-values included) and same sweep-wide null summaries.
-    assert (summary.table_hash, verify_run(tmp_path / "r")["null_summary_hash"]) == local_hash
+    assert (summary.table_hash, verify_run(tmp_path / "r").null_summary_hash) == local_hash
     telemetry = RunStore(tmp_path / "r").read_telemetry().to_pandas()
     assert telemetry["n_configs"].sum() == 60
     assert (telemetry["start_time"] >= telemetry["submit_time"] - 1).all()
@@ -112,7 +112,7 @@ def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_loca
     detail = {d: {k: v for k, v in p.to_dict().items() if k != "pilot"} for d, p in plans.items()}
     assert plans[0.2].law_batch > 2 * plans[0.05].law_batch > 4 * plans[0.0].law_batch, detail
     for p in plans.values():
-        remaining = len(todo) - sum(r["configs"] for r in p.pilot) - p.warmup_configs
+        remaining = len(todo) - sum(r.configs for r in p.pilot) - p.warmup_configs
         assert p.batch_size == min(int(np.ceil(remaining / 2)), int(np.ceil(p.law_batch)))
 
 
@@ -130,10 +130,11 @@ def test_clamps_hold_on_a_small_grid(ray_local, tmp_path):
         planner=PlannerSettings(max_task_seconds=0.05),
     )
     plan = summary.plan
-    assert plan["source"].startswith("auto")
-    remaining = 400 - sum(r["configs"] for r in plan["pilot"]) - plan["warmup_configs"]
-    assert plan["batch_size"] <= np.ceil(remaining / (2 * 4))
-    assert plan["batch_size"] <= max(1, 0.05 / plan["per_config_seconds"])
-    assert plan["clamps"]
-    manifest = RunStore(tmp_path / "r").read_manifest()
-    assert manifest["sessions"][-1]["plan"]["batch_size"] == plan["batch_size"]
+    assert plan.source.startswith("auto")
+    remaining = 400 - sum(r.configs for r in plan.pilot) - plan.warmup_configs
+    assert plan.batch_size <= np.ceil(remaining / (2 * 4))
+    assert plan.batch_size <= max(1, 0.05 / plan.per_config_seconds)
+    assert plan.clamps
+    manifest = RunStore(tmp_path / "r").load_manifest()
+    assert manifest.sessions[-1].plan is not None
+    assert manifest.sessions[-1].plan.batch_size == plan.batch_size
