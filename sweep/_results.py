@@ -7,11 +7,10 @@ from collections.abc import Iterator
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from sweep._store import RunStore
-from sweep._table_hash import hash_columns
+from sweep._table_hash import canonical_order, hash_columns
 from sweep.errors import RunFolderError
 
 
@@ -37,21 +36,6 @@ def results_table(run_dir: str | os.PathLike[str], parts: list[str] | None = Non
     store.read_manifest()  # a clear error if this is not a run folder
     table = store.read_results(parts)
     return table.take(canonical_order(table.column("config_id")))
-
-
-def canonical_order(ids: pa.ChunkedArray) -> pa.Array:
-    """Row positions that sort ``config_id`` ascending, keeping one row per id.
-
-    A config found in two parts (possible only after a crash between a part's write and the
-    driver's bookkeeping) has identical rows; the first is kept.
-    """
-    order = pc.sort_indices(ids)
-    sorted_ids = ids.take(order).combine_chunks()
-    if len(sorted_ids) > 1:
-        repeats = pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, len(sorted_ids) - 1))
-        if pc.any(repeats).as_py():
-            order = order.filter(pa.concat_arrays([pa.array([True]), pc.invert(repeats)]))
-    return order
 
 
 def load_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:

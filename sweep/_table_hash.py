@@ -29,9 +29,27 @@ import pyarrow.compute as pc
 TABLE_HASH_VERSION = "raysweep-table-v1"
 
 
+def canonical_order(ids: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """Row positions that sort ``config_id`` ascending, keeping one row per id.
+
+    THE canonical row order (results, the table hash, the report). A config found in two
+    parts (possible only after a crash between a part's write and the driver's bookkeeping)
+    has identical rows; the first is kept.
+    """
+    order = pc.sort_indices(ids)
+    sorted_ids = ids.take(order)
+    if isinstance(sorted_ids, pa.ChunkedArray):
+        sorted_ids = sorted_ids.combine_chunks()
+    if len(sorted_ids) > 1:
+        repeats = pc.equal(sorted_ids.slice(1), sorted_ids.slice(0, len(sorted_ids) - 1))
+        if pc.any(repeats).as_py():
+            order = order.filter(pa.concat_arrays([pa.array([True]), pc.invert(repeats)]))
+    return order
+
+
 def sort_by_config_id(table: pa.Table) -> pa.Table:
-    """Return ``table`` sorted by ``config_id`` ascending (the canonical row order)."""
-    return table.take(pc.sort_indices(table, sort_keys=[("config_id", "ascending")]))
+    """Return ``table`` in the canonical row order (:func:`canonical_order`)."""
+    return table.take(canonical_order(table.column("config_id")))
 
 
 def _column_bytes(column: pa.ChunkedArray) -> list[bytes]:

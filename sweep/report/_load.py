@@ -16,9 +16,8 @@ from stats import FoldSummary, NullSummary
 from sweep._fold_summary import merged_folds
 from sweep._metrics import block_columns
 from sweep._null_summary import merged_summary
-from sweep._results import canonical_order
 from sweep._store import QUARANTINE, PartCheck, RunStore
-from sweep._table_hash import hash_columns
+from sweep._table_hash import canonical_order, hash_columns
 
 #: Telemetry rows are ordered by these columns (those present), so the report does not
 #: depend on the order the files are listed in.
