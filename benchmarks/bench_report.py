@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from sweep._jsonable import dumps
 from sweep.report import ReportOptions, build_report
-from sweep.report._jsonable import dumps
 
 
 def main() -> None:

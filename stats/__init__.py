@@ -26,7 +26,11 @@ from stats._data_snooping import (
     summarize_null,
     sweep_wide_pvalue,
 )
-from stats._effective_trials import EffectiveTrials, effective_number_of_trials
+from stats._effective_trials import (
+    EffectiveTrials,
+    effective_number_of_trials,
+    trials_from_mean_sq_correlation,
+)
 from stats._errors import StatsInputError
 from stats._folds import (
     Fold,
@@ -136,6 +140,7 @@ __all__ = [
     "summarize_null",
     "sweep_wide_pvalue",
     "task_efficiency",
+    "trials_from_mean_sq_correlation",
     "usl_peak_workers",
     "usl_throughput",
     "walk_forward_folds",

@@ -128,6 +128,39 @@ def _clamp(value: float, n: int) -> float:
     return float(min(max(value, 1.0), float(n)))
 
 
+def trials_from_mean_sq_correlation(
+    n: int, mean_sq: float, n_obs: int
+) -> tuple[float, float, float]:
+    """Participation ratio, its noise-floor-adjusted form and Nyholt's estimate from ``mean ρ²``.
+
+    The formulas of :func:`effective_number_of_trials` written in the mean squared pairwise
+    correlation, so a value measured on a sample of series can be carried to all ``n``:
+    ``n² / (n + n(n-1) q)``, the same with ``q`` replaced by ``(q - f) / (1 - f)`` where
+    ``f = 1/(n_obs - 1)`` is the finite-sample floor of each ``ρ²``, and
+    ``1 + (n - 1)(1 - q)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of series, ``n >= 1``.
+    mean_sq : float
+        Mean squared correlation over distinct pairs.
+    n_obs : int
+        Observations per series, ``>= 2``.
+
+    Returns
+    -------
+    tuple of float
+        ``(participation_ratio, participation_ratio_adjusted, nyholt)``, each in ``[1, n]``.
+    """
+    floor = 1.0 / (n_obs - 1.0)
+    mean_sq_adj = max(mean_sq - floor, 0.0) / (1.0 - floor)
+    plain = n * n / (n + n * (n - 1.0) * mean_sq)
+    adjusted = n * n / (n + n * (n - 1.0) * mean_sq_adj)
+    nyholt = 1.0 + (n - 1.0) * (1.0 - mean_sq)
+    return _clamp(plain, n), _clamp(adjusted, n), _clamp(nyholt, n)
+
+
 def _sample_rows(n: int, size: int, rng: np.random.Generator) -> NDArray[np.int64]:
     idx: NDArray[np.int64] = np.sort(rng.choice(n, size=size, replace=False)).astype(np.int64)
     return idx
@@ -380,14 +413,12 @@ def _result(
     # bounds bind only on extrapolated (sampled) values.
     rank = min(n, t - 1)
     sum_sq, mean_sq = sums.sum_sq, sums.mean_sq
-    floor = 1.0 / (t - 1.0)
     if n > 1:
-        mean_sq_adj = max(mean_sq - floor, 0.0) / (1.0 - floor)
-        sum_sq_adj = n + n * (n - 1.0) * mean_sq_adj
+        adjusted = trials_from_mean_sq_correlation(n, mean_sq, t)[1]
         nyholt = 1.0 + (n - 1.0) * (1.0 - ((sum_sq - n) / (n - 1.0)) / n)
         mean_corr = (sum_corr - n) / (n * (n - 1.0))
     else:
-        sum_sq, sum_sq_adj, nyholt, mean_corr = 1.0, 1.0, 1.0, math.nan
+        sum_sq, adjusted, nyholt, mean_corr = 1.0, 1.0, 1.0, math.nan
     return EffectiveTrials(
         method=method,
         n=n,
@@ -396,7 +427,7 @@ def _result(
         sample_size=sums.used,
         participation_ratio=_clamp(n * n / sum_sq, n),
         participation_ratio_se=sums.se,
-        participation_ratio_adjusted=_clamp(n * n / sum_sq_adj, n),
+        participation_ratio_adjusted=adjusted,
         sum_sq_correlation=float(sum_sq),
         mean_pairwise_correlation=float(mean_corr),
         mean_sq_pairwise_correlation=float(mean_sq),

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sweep.errors import ExecutionError
-from sweep.executors._ray_orphans import before_local_ray_start
+from sweep.executors import before_local_ray_start
 
 
 def describe_cluster() -> dict[str, Any]:

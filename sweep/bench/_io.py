@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sweep._jsonable import dumps
 from sweep.bench._plots import PLOTS
 
 #: Benchmark kinds, in the order the report shows them.
@@ -30,8 +31,6 @@ def write_bench(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
     dict
         ``{"json": path, "png": path}``.
     """
-    from sweep.report._jsonable import dumps
-
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     kind = str(result["kind"])

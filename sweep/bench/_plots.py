@@ -6,29 +6,13 @@ The same functions draw the PNGs ``sweep bench`` writes and the scaling section 
 
 from __future__ import annotations
 
-import io
 import math
 from typing import Any
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from stats import AmortizationLaw, usl_throughput
-
-
-def new_figure(width: float = 7.0, height: float = 4.0) -> Figure:
-    """A figure with an Agg canvas (pyplot is never used, so no global state)."""
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def png_bytes(fig: Figure, dpi: int = 100) -> bytes:
-    """The figure as PNG bytes."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-    return buf.getvalue()
+from sweep._figures import new_figure, png_bytes
 
 
 def _size_label(n: int) -> str:

@@ -11,7 +11,7 @@ import numpy as np
 
 from sweep._store import utc_now
 from sweep._version import ENGINE_VERSION
-from sweep.bench._plots import PLOTS as BENCH_PLOTS
+from sweep.bench import BENCH_PLOTS
 from sweep.report import _plots as plots
 from sweep.report._execution import ExecutionPlotData, execution_section
 from sweep.report._identity import identity_section

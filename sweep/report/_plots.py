@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from stats import PBOResult
-from sweep.bench._plots import new_figure, png_bytes
+from sweep._figures import new_figure, png_bytes
 from sweep.report._ranking import Heatmap
 
 #: Most sessions drawn in the timeline (the latest ones).

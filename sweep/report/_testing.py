@@ -28,6 +28,7 @@ from stats import (
     path_statistics,
     pbo_from_block_stats,
     return_moments,
+    trials_from_mean_sq_correlation,
 )
 from sweep._benchmark import benchmark_returns, describe_null
 from sweep._evaluate import config_returns
@@ -166,12 +167,8 @@ def effective_trials(
     )
     n_used = eff.n
     q = eff.mean_sq_pairwise_correlation
-    floor = 1.0 / (t - 1.0)
     if sampled and math.isfinite(q):
-        q_adj = max(q - floor, 0.0) / (1.0 - floor)
-        plain = n_total**2 / (n_total + n_total * (n_total - 1.0) * q)
-        adjusted = n_total**2 / (n_total + n_total * (n_total - 1.0) * q_adj)
-        nyholt = n_total + 1.0 - n_total / plain
+        plain, adjusted, nyholt = trials_from_mean_sq_correlation(n_total, q, t)
         scope = f"extrapolated to all {n_total:,} configs from a sample of {m:,}"
     else:
         plain, adjusted, nyholt = (

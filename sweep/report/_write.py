@@ -8,9 +8,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from sweep._fs import is_uri
+from sweep._jsonable import dumps
 from sweep.report._build import Report
 from sweep.report._document import report_document
-from sweep.report._jsonable import dumps
 from sweep.report._render_html import render_html
 from sweep.report._render_md import FIGURE_DIR, render_markdown
 

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from sweep import results_hash
+from sweep._jsonable import dumps
 from sweep.errors import SweepError
 from sweep.report import ReportOptions, build_report, default_out_dir
 from sweep.report._cli_support import parse_heatmap
-from sweep.report._jsonable import dumps
 from tests.report.conftest import FAST
 
 SECTIONS = (

@@ -191,3 +191,21 @@ def test_sampled_eigen_estimates_respect_the_rank() -> None:
     x = np.random.default_rng(10).standard_normal((3000, 30))
     res = effective_number_of_trials(x, method="estimated", sample_size=100)
     assert res.galwey <= 29 + 1e-9 and res.li_ji <= 58 + 1e-9
+
+
+def test_trials_from_mean_sq_correlation_matches_the_estimator_and_its_limits():
+    from stats import trials_from_mean_sq_correlation
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((40, 250)) + 0.4 * rng.standard_normal(250)
+    eff = effective_number_of_trials(x, method="exact")
+    plain, adjusted, nyholt = trials_from_mean_sq_correlation(
+        eff.n, eff.mean_sq_pairwise_correlation, eff.n_obs
+    )
+    assert plain == pytest.approx(eff.participation_ratio, rel=1e-12)
+    assert adjusted == pytest.approx(eff.participation_ratio_adjusted, rel=1e-12)
+    assert nyholt == pytest.approx(eff.nyholt, rel=1e-12)
+    # Independent series at the noise floor count fully; identical series count once.
+    assert trials_from_mean_sq_correlation(100, 1.0 / 99.0, 100)[1] == pytest.approx(100.0)
+    assert trials_from_mean_sq_correlation(100, 0.0, 100)[0] == pytest.approx(100.0)
+    assert trials_from_mean_sq_correlation(100, 1.0, 100) == (1.0, 1.0, 1.0)
