@@ -9,27 +9,22 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sweep._spec import ResolvedSweep, load_spec, resolve, spec_from_dict
+from sweep.errors import SpecError
 
-#: Used when no --spec is given: examples/momentum.toml if it is here, else this copy.
+#: Used when no --spec is given: the README's main job, looked for in the working folder, then
+#: in the source tree this package was installed from (an editable install, or /app in the
+#: image). One file: no copy of it lives in the code.
 DEFAULT_SPEC_PATH = Path("examples/momentum.toml")
-DEFAULT_SPEC: dict[str, Any] = {
-    "name": "momentum-demo",
-    "seed": 20261130,
-    "data": {"source": "synthetic"},
-    "strategy": {"name": "momentum"},
-    "grid": {
-        "lookback": {"start": 20, "stop": 320, "step": 3},
-        "band": {"linspace": [0.0, 0.02, 100]},
-    },
-    "costs": {"cost": 0.0},
-    "metrics": {
-        "periods_per_year": 252,
-        "bootstrap_reps": 50,
-        "block_length": 21,
-        "bootstrap_method": "circular",
-        "pbo_blocks": 16,
-    },
-}
+
+
+def default_spec_path() -> Path:
+    """Where ``examples/momentum.toml`` is; a :class:`SpecError` naming the places looked in."""
+    places = [DEFAULT_SPEC_PATH, Path(__file__).resolve().parents[2] / DEFAULT_SPEC_PATH]
+    for place in places:
+        if place.is_file():
+            return place
+    looked = ", ".join(str(p) for p in places)
+    raise SpecError(f"spec: none given and {DEFAULT_SPEC_PATH} is not here ({looked}); pass one")
 
 
 def bench_sweep(spec: str | Path | dict[str, Any] | None = None) -> tuple[ResolvedSweep, str]:
@@ -38,8 +33,8 @@ def bench_sweep(spec: str | Path | dict[str, Any] | None = None) -> tuple[Resolv
     Parameters
     ----------
     spec : str, Path, dict or None
-        A TOML spec file, a spec dict, or None for ``examples/momentum.toml`` (or the same
-        spec built in, when that file is not in the working folder).
+        A TOML spec file, a spec dict, or None for ``examples/momentum.toml``
+        (:func:`default_spec_path`).
 
     Returns
     -------
@@ -51,9 +46,8 @@ def bench_sweep(spec: str | Path | dict[str, Any] | None = None) -> tuple[Resolv
     if isinstance(spec, dict):
         return resolve(spec_from_dict(spec)), f"spec {spec.get('name')!r} (given as data)"
     if spec is None:
-        if DEFAULT_SPEC_PATH.is_file():
-            return resolve(load_spec(DEFAULT_SPEC_PATH)), str(DEFAULT_SPEC_PATH)
-        return resolve(spec_from_dict(DEFAULT_SPEC)), "built-in copy of examples/momentum.toml"
+        path = default_spec_path()
+        return resolve(load_spec(path)), str(path)
     return resolve(load_spec(spec)), str(spec)
 
 
