@@ -128,7 +128,7 @@ def before_local_ray_start() -> None:
     reaped = reap_orphaned_ray_processes()
     if reaped:
         _log.warning(
-            "stopped %d Ray process(es) left by a killed local session (pids %s)",
+            "raysweep: stopped %d Ray process(es) left by a killed local session (pids %s)",
             len(reaped),
             ", ".join(map(str, reaped)),
         )
