@@ -175,12 +175,19 @@ class RayExecutor:
                 yield BatchOutcome(indices, result, telemetry)
 
     def close(self) -> None:
-        """Cancel tasks still in flight; shut Ray down if this executor started it."""
+        """Shut Ray down if this executor started it; else cancel the tasks still in flight.
+
+        A local cluster this executor started goes down whole, its workers with it, so its
+        tasks are not cancelled one by one first: a force-cancel racing the shutdown can end
+        in a Ray-internal check failure that kills the driver (seen after SIGTERM in full-suite
+        runs on a loaded 2-core machine). On a joined cluster each task is cancelled.
+        """
         import ray
 
-        for ref in list(self._pending):
-            with contextlib.suppress(Exception):  # already finished or its node is gone
-                ray.cancel(ref, force=True)
+        if not self._owns_ray:
+            for ref in list(self._pending):
+                with contextlib.suppress(Exception):  # already finished or its node is gone
+                    ray.cancel(ref, force=True)
         self._pending.clear()
         self._sweep_ref = None
         if self._owns_ray:
