@@ -48,6 +48,7 @@ EXPECTED = {
     "block_statistics",
     "deflated_sharpe_ratio",
     "effective_number_of_trials",
+    "trials_from_mean_sq_correlation",
     "expected_max_sharpe",
     "fit_amortization",
     "fit_usl",
