@@ -29,12 +29,19 @@ class Panel:
         Close prices, finite and positive.
     fields : dict of str to ndarray
         Optional ``open``, ``high``, ``low`` arrays shaped like ``close``.
+    live : ndarray of bool, shape (n_dates, n_assets), or None
+        Where each asset is listed: True from its first to its last valid price, False
+        before its listing and after its delisting. None means listed everywhere (the panel
+        has no missing prices). Outside an asset's live span ``close`` (and each field)
+        holds the nearest valid price, so the asset's return there is zero, and no strategy
+        may hold it: the engine forces its weight to zero.
     """
 
     dates: NDArray[np.datetime64]
     assets: tuple[str, ...]
     close: NDArray[np.float64]
     fields: dict[str, NDArray[np.float64]] = field(default_factory=dict)
+    live: NDArray[np.bool_] | None = None
 
     @property
     def n_periods(self) -> int:
@@ -45,6 +52,18 @@ class Panel:
     def n_assets(self) -> int:
         """Number of assets."""
         return int(self.close.shape[1])
+
+    @property
+    def live_mask(self) -> NDArray[np.bool_]:
+        """Where each asset is listed, ``(n_dates, n_assets)``; all True when ``live`` is None."""
+        if self.live is None:
+            return np.ones(self.close.shape, dtype=bool)
+        return self.live
+
+    @property
+    def has_listings(self) -> bool:
+        """Whether some asset is not listed on some date (``live`` has a False)."""
+        return self.live is not None and not bool(self.live.all())
 
     def describe(self) -> dict[str, Any]:
         """Return a JSON-ready summary: fingerprint, shape, date range, assets."""
@@ -72,7 +91,10 @@ def panel_fingerprint(panel: Panel) -> str:
     str
         Hex sha256 over: the asset names (UTF-8, NUL-separated), the dates as little-endian
         int64 nanoseconds, then ``close`` and each optional field in sorted order as
-        little-endian float64 in row-major order, each preceded by its name.
+        little-endian float64 in row-major order, each preceded by its name; then, only when
+        some asset is not listed on some date (:attr:`Panel.has_listings`), ``live`` and a NUL byte
+        followed by the live mask as one byte (0 or 1) per cell in row-major order. A panel
+        listed everywhere hashes exactly as before the mask existed.
     """
     h = hashlib.sha256()
     h.update(b"raysweep-panel-v1\0")
@@ -82,4 +104,8 @@ def panel_fingerprint(panel: Panel) -> str:
         arr = panel.close if name == "close" else panel.fields[name]
         h.update(name.encode() + b"\0")
         h.update(np.ascontiguousarray(arr, dtype="<f8").tobytes())
+    live = panel.live
+    if live is not None and not bool(live.all()):
+        h.update(b"live\0")
+        h.update(np.ascontiguousarray(live, dtype=np.uint8).tobytes())
     return h.hexdigest()
