@@ -1,24 +1,50 @@
-"""Vectorised strategy kernels: the Strategy protocol, built-ins and a registry.
+"""Strategies: the Strategy protocol, batch kernels, position functions and a registry.
 
 ``strategies`` imports nothing from ``sweep``: the panel type the protocol names and the
 errors strategies raise live here, and the engine re-exports them.
 """
 
+from strategies._accounting import (
+    COST_PARAMS,
+    Accounts,
+    Book,
+    Costs,
+    account,
+    asset_returns,
+)
 from strategies._errors import StrategyError, close_matches
+from strategies._lookahead import LookaheadReport, check_lookahead
 from strategies._panel import Panel, panel_fingerprint
+from strategies._position import PositionStrategy, position_strategy
 from strategies._protocol import Param, Strategy, StrategyOutput, group_rows
-from strategies._registry import BUILTINS, available_strategies, get_strategy
+from strategies._registry import (
+    BUILTINS,
+    available_strategies,
+    get_strategy,
+    strategy_import_path,
+)
 
 __all__ = [
     "BUILTINS",
+    "COST_PARAMS",
+    "Accounts",
+    "Book",
+    "Costs",
+    "LookaheadReport",
     "Panel",
     "Param",
+    "PositionStrategy",
     "Strategy",
     "StrategyError",
     "StrategyOutput",
+    "account",
+    "asset_returns",
     "available_strategies",
+    "check_lookahead",
     "close_matches",
     "get_strategy",
     "group_rows",
     "panel_fingerprint",
+    "position_strategy",
+    "strategy_import_path",
 ]

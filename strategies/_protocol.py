@@ -72,6 +72,12 @@ class Strategy(Protocol):
     config's row is bitwise identical whether it is evaluated alone or inside any batch, in
     any order (reduce only along a row's own contiguous axes; no BLAS across configs).
     Bump ``version`` whenever results for the same parameters change.
+
+    A panel with listings (:attr:`Panel.has_listings`) is given only to a strategy whose
+    optional attribute ``honours_listings`` is True: it must hold no asset where
+    ``panel.live_mask`` is False. :class:`strategies.PositionStrategy` objects do (the shared
+    accounting forces those weights to zero); the engine refuses other strategies on such a
+    panel.
     """
 
     name: str

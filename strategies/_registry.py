@@ -5,13 +5,18 @@ from __future__ import annotations
 import importlib
 
 from strategies._errors import StrategyError, close_matches
+from strategies._position import import_path_of
 from strategies._protocol import Strategy
 
 #: Built-in strategies: name -> import path of the class.
 BUILTINS: dict[str, str] = {
+    "bollinger_reversion": "strategies.mean_reversion:bollinger_reversion",
     "momentum": "strategies.momentum:Momentum",
+    "rsi_reversion": "strategies.mean_reversion:rsi_reversion",
     "sma_cross": "strategies.sma_cross:SmaCross",
+    "trend_filter": "strategies.trend_filter:trend_filter",
     "wma_trend": "strategies.wma_trend:WmaTrend",
+    "xs_momentum": "strategies.xs_momentum:xs_momentum",
 }
 
 
@@ -19,26 +24,63 @@ BUILTINS: dict[str, str] = {
 STRATEGY_MEMBERS = ("name", "version", "params", "evaluate")
 
 
+def strategy_import_path(strategy: Strategy) -> str | None:
+    """Return the name under which a run folder can find ``strategy`` again, or None.
+
+    Parameters
+    ----------
+    strategy : Strategy
+        A strategy object.
+
+    Returns
+    -------
+    str or None
+        Its built-in name if it is a built-in; else ``module:qualname`` when importing that
+        gives back this object (a module-level strategy object) or an equal instance of its
+        class (a strategy class instantiated without arguments); None for an object defined
+        in ``__main__``, a notebook or a function, which a later process cannot import.
+    """
+    for builtin, path in BUILTINS.items():
+        if path in (import_path_of(strategy), import_path_of(type(strategy))):
+            return builtin
+    own = import_path_of(strategy)
+    if own is not None:
+        return own
+    cls = type(strategy)
+    if getattr(cls, "name", None) == strategy.name:
+        return import_path_of(cls)
+    return None
+
+
 def available_strategies() -> list[str]:
     """Return the names of the built-in strategies."""
     return sorted(BUILTINS)
 
 
-def get_strategy(name: str) -> Strategy:
-    """Return a strategy instance by built-in name or import path.
+def get_strategy(name: str | Strategy) -> Strategy:
+    """Return a strategy instance by built-in name, import path, or as the object itself.
 
     Parameters
     ----------
-    name : str
-        A built-in name (``momentum``, ``sma_cross``, ``wma_trend``) or an import path
+    name : str or Strategy
+        A built-in name (see :func:`available_strategies`), an import path
         ``package.module:Name`` naming a class (instantiated without arguments) or an instance
-        that satisfies :class:`strategies.Strategy`.
+        that satisfies :class:`strategies.Strategy`, or such an instance itself (a strategy
+        object defined in a script or a notebook, which has no import path).
 
     Returns
     -------
     Strategy
         The strategy.
     """
+    given: object = name
+    if isinstance(given, type) and all(hasattr(given, a) for a in STRATEGY_MEMBERS):
+        raise StrategyError(
+            f"strategy: got the class {given.__qualname__}; pass an instance of it "
+            f"({given.__qualname__}()) or its import path"
+        )
+    if not isinstance(name, str) and isinstance(name, Strategy):
+        return name
     if not isinstance(name, str) or not name:
         raise StrategyError(f"strategy.name: expected a non-empty string, got {name!r}")
     path = BUILTINS.get(name, name)

@@ -9,6 +9,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from strategies._accounting import asset_returns, refuse_listings
 from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows
 
@@ -43,6 +44,13 @@ def _banded_positions(  # type: ignore[no-untyped-def]  # pragma: no cover - com
         out_trades[j] = trades
 
 
+#: What to use on a panel with listings (this kernel cannot force weights to zero).
+INSTEAD = (
+    "the position-function built-in 'xs_momentum', or time-series momentum written with "
+    "strategies.position_strategy"
+)
+
+
 class Momentum:
     """Time-series momentum with a dead band.
 
@@ -52,7 +60,7 @@ class Momentum:
     ``t + 1`` (no look-ahead); until ``lookback`` periods of history exist the book is flat.
     ``cost`` is charged per unit of one-way turnover (sum of absolute weight changes) in the
     period the new weights are held. The trailing return of a lookback is computed once for
-    every band that uses it.
+    every band that uses it. A panel with listings is refused (see ``INSTEAD``).
     """
 
     name = "momentum"
@@ -70,11 +78,12 @@ class Momentum:
         rngs: Sequence[np.random.Generator],
     ) -> StrategyOutput:
         """Evaluate a batch of configs (see :class:`strategies.Strategy`)."""
+        refuse_listings(panel, self.name, INSTEAD)
         close = panel.close
         log_price = np.log(close)
-        asset_returns = close[1:] / close[:-1] - 1.0
+        returns_of_assets = asset_returns(close)
         n_assets = close.shape[1]
-        n, n_ret = params["lookback"].shape[0], asset_returns.shape[0]
+        n, n_ret = params["lookback"].shape[0], returns_of_assets.shape[0]
         returns = np.empty((n, n_ret))
         turnover = np.empty((n, n_ret))
         n_trades = np.empty(n, dtype=np.int64)
@@ -88,7 +97,7 @@ class Momentum:
             side = np.sign(np.nan_to_num(signal))
             strength = np.ascontiguousarray(np.abs(signal).T)  # (A, T): NaN is never > band
             direction = np.ascontiguousarray(side.T.astype(np.int8))
-            signed_return = np.ascontiguousarray((side * asset_returns).T)
+            signed_return = np.ascontiguousarray((side * returns_of_assets).T)
             _banded_positions(
                 strength, signed_return, direction, band, cost, rows, returns, turnover, n_trades
             )

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from strategies._accounting import asset_returns, refuse_listings
 from strategies._errors import StrategyError
 from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows
@@ -180,8 +181,14 @@ class SmaCross:
         Raises
         ------
         StrategyError
-            A window is outside ``1 .. T`` or an asset index is outside the panel's columns.
+            A window is outside ``1 .. T``, an asset index is outside the panel's columns, or
+            the panel has listings (this kernel cannot force a weight to zero).
         """
+        refuse_listings(
+            panel,
+            self.name,
+            "'trend_filter' or a crossover written with strategies.position_strategy",
+        )
         n_periods, n_assets = panel.close.shape
         fast = np.asarray(params["fast"]).astype(np.int64)
         slow = np.asarray(params["slow"]).astype(np.int64)
@@ -209,7 +216,7 @@ class SmaCross:
         for a, rows in group_rows(asset):
             prices = panel.close[:, int(a)]
             gross = prices[1:] / prices[:-1]
-            asset_returns = gross - 1.0
+            returns_of_asset = asset_returns(prices)
             running = np.cumsum(prices)
             windows, slot = np.unique(np.concatenate([fast[rows], slow[rows]]), return_inverse=True)
             smas = np.empty((windows.shape[0], n_periods))
@@ -228,7 +235,7 @@ class SmaCross:
                     if contiguous
                     else np.empty((sel.shape[0], n_periods - 1))
                 )
-                np.multiply(before, asset_returns, out=out)
+                np.multiply(before, returns_of_asset, out=out)
                 np.add(out, 0.0, out=out)  # -0.0 (flat on a down period) -> +0.0
                 r, c = np.divmod(np.flatnonzero(before != after), n_periods - 1)
                 cfg = sel[r]

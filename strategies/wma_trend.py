@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from strategies._accounting import asset_returns, refuse_listings
 from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows, signed_positions_output
 
@@ -42,6 +43,7 @@ class WmaTrend:
 
     Long an asset while its close is above its ``window``-period weighted moving average,
     else flat; equal weight across assets; the position formed at ``t`` earns ``t -> t+1``.
+    A panel with listings is refused (use ``trend_filter``, which weights live assets).
     """
 
     name = "wma_trend"
@@ -58,8 +60,9 @@ class WmaTrend:
         rngs: Sequence[np.random.Generator],
     ) -> StrategyOutput:
         """Evaluate a batch of configs (see :class:`strategies.Strategy`)."""
-        asset_returns = panel.close[1:] / panel.close[:-1] - 1.0
-        n, n_ret = params["window"].shape[0], asset_returns.shape[0]
+        refuse_listings(panel, self.name, "the position-function built-in 'trend_filter'")
+        returns_of_assets = asset_returns(panel.close)
+        n, n_ret = params["window"].shape[0], returns_of_assets.shape[0]
         returns = np.empty((n, n_ret))
         turnover = np.empty((n, n_ret))
         n_trades = np.empty(n, dtype=np.int64)
@@ -68,6 +71,6 @@ class WmaTrend:
             wma = weighted_moving_average(panel.close, int(window))
             above = (panel.close[:-1] > wma[:-1]).astype(np.int8)
             positions = np.broadcast_to(above, (rows.shape[0], *above.shape))
-            out = signed_positions_output(positions, asset_returns, cost[rows])
+            out = signed_positions_output(positions, returns_of_assets, cost[rows])
             returns[rows], turnover[rows], n_trades[rows] = out.returns, out.turnover, out.n_trades
         return StrategyOutput(returns, turnover, n_trades)

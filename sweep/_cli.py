@@ -540,6 +540,34 @@ def strategies() -> None:
     out.print(table)
 
 
+@app.command("check-strategy")
+@_interruptible
+def check_strategy_command(
+    spec_path: Annotated[Path, typer.Argument(metavar="SPEC", help="Sweep spec (TOML).")],
+    configs: Annotated[
+        int, typer.Option("--configs", min=1, help="Configs checked, spread over the grid.")
+    ] = 5,
+    cuts: Annotated[
+        int, typer.Option("--cuts", min=1, help="Cut dates per config (prices after each move).")
+    ] = 8,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the perturbations.")] = 0,
+) -> None:
+    """Look-ahead check: perturb prices after t; report any weight at or before t that changed.
+
+    Exit 0 when no checked config looks ahead, 1 when one does (the first offending period
+    is named), 2 on bad input (a batch-kernel strategy exposes no weights to check).
+    """
+    from sweep._check_strategy import check_strategy
+
+    reports = check_strategy(_load_spec(spec_path), n_configs=configs, n_cuts=cuts, seed=seed)
+    for report in reports:
+        _say(out, ("ok    " if report.clean else "FAIL  ") + report.message())
+    bad = [r for r in reports if not r.clean]
+    if bad:
+        _say(err, f"look-ahead check failed for {len(bad)} of {len(reports)} configs")
+        raise typer.Exit(1)
+
+
 def _check_alpha(value: float) -> float:
     if not 0.0 < value < 1.0:
         raise typer.BadParameter(f"expected a level strictly between 0 and 1, got {value:g}")

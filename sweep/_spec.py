@@ -407,6 +407,22 @@ def _full_grid(spec: SweepSpec, strategy: Strategy) -> Grid:
     return Grid(axes, [list(g) for g in base.zip_groups], [c.text for c in base.constraints])
 
 
+def _check_listings(strategy: Strategy, panel: Panel) -> None:
+    """Refuse a panel with listings for a strategy that does not declare it honours them.
+
+    A position-function strategy does (its weights are forced to zero where an asset is not
+    listed); a batch kernel must say so with ``honours_listings = True``, because the engine
+    cannot see its weights.
+    """
+    if panel.has_listings and not getattr(strategy, "honours_listings", False):
+        raise StrategySpecError(
+            f"strategy.name: strategy {strategy.name!r} is a batch kernel that does not honour "
+            "a panel with listings and delistings (it could hold an asset that is not listed); "
+            "use a position-function strategy instead: a built-in (xs_momentum, trend_filter, "
+            "rsi_reversion, bollinger_reversion) or your own strategies.position_strategy"
+        )
+
+
 def _check_metrics(metrics: MetricOptions, n_returns: int) -> None:
     """Refuse PBO blocks or a bootstrap block length the data's return count cannot hold."""
     per_block = n_returns // metrics.pbo_blocks
@@ -443,6 +459,7 @@ def resolve(spec: SweepSpec, panel: Panel | None = None) -> ResolvedSweep:
     if panel is None:
         panel = load_data(spec)
     _check_windows(grid, strategy, panel)
+    _check_listings(strategy, panel)
     _check_metrics(spec.metrics, panel.n_periods - 1)
     check_benchmark(spec.metrics.benchmark, panel)
     resolved = ResolvedSweep(spec, strategy, grid, panel, panel_fingerprint(panel))

@@ -1,0 +1,190 @@
+"""The look-ahead check: perturb prices after t; no weight formed at or before t may change."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from strategies._errors import StrategyError
+from strategies._panel import Panel
+from strategies._position import PositionStrategy, describe_config
+from strategies._protocol import Strategy
+
+#: Default number of cut dates.
+DEFAULT_CUTS = 8
+#: Default standard deviation of the log-price perturbation after a cut.
+DEFAULT_SCALE = 0.1
+
+
+@dataclass(frozen=True)
+class LookaheadReport:
+    """The outcome of :func:`check_lookahead` for one config.
+
+    Attributes
+    ----------
+    strategy : str
+        The strategy's name.
+    config : tuple of (str, value)
+        The declared parameters checked, in declaration order.
+    cuts : tuple of int
+        The rows ``t`` after which prices were perturbed.
+    deterministic : bool
+        Two calls on the same prices gave the same weights (otherwise nothing else can be
+        concluded, and ``clean`` is False).
+    period : int or None
+        The first row whose weight changed when only later prices changed (None: clean).
+    date : str or None
+        That row's date.
+    asset : str or None
+        The first asset whose weight changed in that row.
+    cut : int or None
+        The cut that revealed it (prices after row ``cut`` were perturbed, ``period <= cut``).
+    """
+
+    strategy: str
+    config: tuple[tuple[str, Any], ...]
+    cuts: tuple[int, ...]
+    deterministic: bool
+    period: int | None = None
+    date: str | None = None
+    asset: str | None = None
+    cut: int | None = None
+
+    @property
+    def clean(self) -> bool:
+        """No weight depended on a later price (and the function is deterministic)."""
+        return self.deterministic and self.period is None
+
+    def message(self) -> str:
+        """One sentence a person reads."""
+        label = f"strategy {self.strategy!r} (config {describe_config(dict(self.config))})"
+        if not self.deterministic:
+            return (
+                f"{label} is not deterministic: two calls on the same prices gave different "
+                "weights (seed a random strategy from its rng argument); look-ahead not checked"
+            )
+        if self.period is None:
+            return (
+                f"{label}: no look-ahead found (prices perturbed after {len(self.cuts)} cut "
+                "dates; no weight at or before a cut changed)"
+            )
+        return (
+            f"{label} looks ahead: its weight for asset {self.asset!r} formed at the close of "
+            f"{self.date} (period {self.period}) changed when only prices after row "
+            f"{self.cut} were perturbed; first offending period {self.period} ({self.date})"
+        )
+
+
+def _perturbed(panel: Panel, cut: int, rng: np.random.Generator, scale: float) -> Panel:
+    factor = np.ones(panel.close.shape)
+    later = panel.close.shape[0] - cut - 1
+    factor[cut + 1 :] = np.exp(scale * rng.standard_normal((later, panel.n_assets)))
+    fields = {k: v * factor for k, v in panel.fields.items()}
+    return Panel(panel.dates, panel.assets, panel.close * factor, fields, panel.live)
+
+
+def _same(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.bool_]:
+    out: NDArray[np.bool_] = (a == b) | (np.isnan(a) & np.isnan(b))
+    return out
+
+
+def _cut_rows(n_dates: int, n_cuts: int) -> tuple[int, ...]:
+    if n_dates < 3:
+        raise StrategyError(f"check_lookahead: the panel needs at least 3 dates, got {n_dates}")
+    if n_cuts < 1:
+        raise StrategyError(f"check_lookahead: n_cuts must be at least 1, got {n_cuts}")
+    rows = np.linspace(0, n_dates - 2, n_cuts + 2)[1:-1].round().astype(int)
+    return tuple(sorted({int(r) for r in rows}))
+
+
+def check_lookahead(
+    strategy: Strategy,
+    panel: Panel,
+    config: Mapping[str, Any] | None = None,
+    *,
+    n_cuts: int = DEFAULT_CUTS,
+    seed: int = 0,
+    scale: float = DEFAULT_SCALE,
+) -> LookaheadReport:
+    """Check that a position-function strategy's weights use no price after their date.
+
+    For each cut row ``t`` (``n_cuts`` of them, evenly spaced), every price after ``t`` is
+    multiplied by ``exp(scale * z)`` with ``z`` standard normal (prices up to ``t`` and the
+    listing mask are left as they are), the weights are computed again, and every weight
+    formed at or before ``t`` (where the asset is listed) must be bit-for-bit what it was.
+
+    Parameters
+    ----------
+    strategy : Strategy
+        A :class:`strategies.PositionStrategy` (a batch kernel exposes no weights).
+    panel : Panel
+        The prices.
+    config : mapping of str to scalar, optional
+        Values of the declared parameters (defaults where absent).
+    n_cuts : int
+        Number of cut rows.
+    seed : int
+        Seed of the perturbations (and of the ``rng`` a random strategy receives, the same
+        generator state on every call).
+    scale : float
+        Standard deviation of the log-price perturbation.
+
+    Returns
+    -------
+    LookaheadReport
+        Clean, or the first offending period, its date, asset and the cut that showed it.
+
+    Raises
+    ------
+    StrategyError
+        The strategy is not a position-function strategy, or it fails on these prices.
+
+    Notes
+    -----
+    A change at or before ``t`` proves look-ahead; no change is evidence, not proof: a
+    strategy that peeks only at dates between cuts, or only under some prices, may pass.
+    More cuts test more dates.
+    """
+    if not isinstance(strategy, PositionStrategy):
+        raise StrategyError(
+            f"check_lookahead: strategy {strategy.name!r} is a batch kernel, which returns "
+            "returns, not weights; the check needs a position-function strategy "
+            "(strategies.position_strategy)"
+        )
+    values = dict(config or {})
+    cuts = _cut_rows(panel.n_periods, n_cuts)
+    declared = tuple((p.name, values.get(p.name, p.default)) for p in strategy.declared)
+
+    def weights(prices: Panel) -> NDArray[np.float64]:
+        return strategy.weights(prices, values, np.random.default_rng(seed))
+
+    base = weights(panel)
+    if not _same(base, weights(panel)).all():
+        return LookaheadReport(strategy.name, declared, cuts, deterministic=False)
+    live = panel.live_mask
+    rng = np.random.default_rng(seed)
+    first: tuple[int, int, int] | None = None
+    for cut in cuts:
+        moved = weights(_perturbed(panel, cut, rng, scale))
+        changed = ~_same(base[: cut + 1], moved[: cut + 1]) & live[: cut + 1]
+        if changed.any():
+            row, asset = (int(i) for i in np.argwhere(changed)[0])
+            if first is None or row < first[0]:
+                first = (row, asset, cut)
+    if first is None:
+        return LookaheadReport(strategy.name, declared, cuts, deterministic=True)
+    row, asset, cut = first
+    return LookaheadReport(
+        strategy.name,
+        declared,
+        cuts,
+        deterministic=True,
+        period=row,
+        date=str(np.datetime_as_string(panel.dates[row], unit="D")),
+        asset=panel.assets[asset],
+        cut=cut,
+    )

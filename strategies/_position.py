@@ -1,0 +1,487 @@
+"""Position-function strategies: one function for one config, booked by the shared accounting.
+
+A user writes ``weights = f(prices, **params)`` and registers it with
+:func:`position_strategy`; the decorator returns a :class:`PositionStrategy`, an object that
+satisfies the :class:`strategies.Strategy` protocol, so the engine sweeps it like any
+batch kernel.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, overload
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from strategies._accounting import COST_NAMES, COST_PARAMS, Book, account, costs_of
+from strategies._errors import StrategyError, close_matches
+from strategies._panel import Panel
+from strategies._protocol import Param, StrategyOutput
+
+#: What the function's prices argument is.
+Inputs = Literal["numpy", "pandas"]
+#: Parameter kinds a declaration may use.
+KINDS = ("int", "float", "bool")
+#: Name of the optional function argument that receives the config's own random generator.
+RNG_ARGUMENT = "rng"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def describe_config(values: Mapping[str, Any]) -> str:
+    """``"fast=5, slow=20"``: a config's parameters as a person reads them."""
+    return ", ".join(f"{k}={v!r}" for k, v in values.items())
+
+
+def import_path_of(obj: Any) -> str | None:
+    """Return ``module:qualname`` if importing it gives back ``obj``, else None.
+
+    Parameters
+    ----------
+    obj : object
+        A function or strategy object (its ``__module__`` and ``__qualname__`` are used).
+
+    Returns
+    -------
+    str or None
+        None when the object is defined in ``__main__`` (a script or a notebook), inside a
+        function, or is not reachable under its own name in its module.
+    """
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if not module or not qualname or module == "__main__" or "<" in qualname:
+        return None
+    found: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return f"{module}:{qualname}" if found is obj else None
+
+
+def _python_value(param: Param, value: Any) -> int | float | bool:
+    if param.kind == "int":
+        return int(value)
+    if param.kind == "bool":
+        return bool(value)
+    return float(value)
+
+
+class PositionStrategy:
+    """A strategy written as one function of prices and one config's parameters.
+
+    Made by :func:`position_strategy`; satisfies :class:`strategies.Strategy`. Its
+    ``params`` are the declared parameters followed by the cost parameters of the shared
+    accounting (:data:`strategies.COST_PARAMS`).
+
+    Attributes
+    ----------
+    name, version : str
+        Identity of the strategy (``version`` must change whenever results change).
+    params : tuple of Param
+        Declared parameters, then ``fee_bps``, ``slippage_bps``, ``fixed_fee``,
+        ``borrow_bps``, ``capital``.
+    func : callable
+        The position function.
+    book : Book
+        Long-only and gross-leverage cap.
+    inputs : {"numpy", "pandas"}
+        What the function receives as prices.
+    jit : bool
+        Whether the function is compiled with numba (numpy inputs only).
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str,
+        version: str,
+        params: Sequence[Param],
+        book: Book,
+        inputs: Inputs,
+        jit: bool,
+    ) -> None:
+        self.func = func
+        self.name = name
+        self.version = version
+        self.declared: tuple[Param, ...] = tuple(params)
+        self.params: tuple[Param, ...] = (*self.declared, *COST_PARAMS)
+        self.book = book
+        self.inputs: Inputs = inputs
+        self.jit = jit
+        #: The accounting forces weights to zero where an asset is not listed.
+        self.honours_listings = True
+        self.wants_rng = RNG_ARGUMENT in inspect.signature(func).parameters
+        self._compiled: Callable[..., Any] | None = None
+        self.__doc__ = func.__doc__
+        self.__module__ = func.__module__
+        self.__qualname__ = func.__qualname__
+        self.__wrapped__ = func
+
+    def __repr__(self) -> str:
+        return f"<PositionStrategy {self.name!r} version {self.version!r}>"
+
+    @property
+    def import_path(self) -> str | None:
+        """``module:qualname`` under which a spec (or a worker) can import this object.
+
+        None when the function is defined in ``__main__`` or a notebook, or inside another
+        function: such a strategy runs in this process (and on workers that receive it
+        pickled) but a run folder cannot name it for ``resume`` from the command line.
+        """
+        return import_path_of(self)
+
+    def _callable(self) -> Callable[..., Any]:
+        if not self.jit:
+            return self.func
+        if self._compiled is None:
+            import numba  # only a jit strategy needs the compiler here
+
+            self._compiled = numba.njit(cache=False)(self.func)
+        return self._compiled
+
+    def _prices(self, panel: Panel) -> Any:
+        """The prices the function sees: NaN where an asset is not listed (read-only)."""
+        prices = panel.close.copy()
+        if panel.live is not None:
+            prices[~panel.live] = np.nan
+        prices.flags.writeable = False
+        if self.inputs == "numpy":
+            return prices
+        index = pd.DatetimeIndex(panel.dates)
+        return pd.DataFrame(prices, index=index, columns=list(panel.assets), copy=False)
+
+    def weights(
+        self,
+        panel: Panel,
+        config: Mapping[str, Any],
+        rng: np.random.Generator | None = None,
+        *,
+        prices: Any = None,
+    ) -> NDArray[np.float64]:
+        """Call the function for one config and check what it returns.
+
+        Parameters
+        ----------
+        panel : Panel
+            The price panel.
+        config : mapping of str to scalar
+            Values of the declared parameters (cost parameters are ignored here); a declared
+            parameter that is missing takes its default.
+        rng : numpy.random.Generator, optional
+            Passed as ``rng`` when the function takes it.
+        prices : optional
+            The function's prices if already built by :meth:`prices_for` (saves a copy).
+
+        Returns
+        -------
+        ndarray of float64, shape (T, A)
+            Target weights, finite wherever the asset is listed (NaN elsewhere is allowed).
+
+        Raises
+        ------
+        StrategyError
+            The function raised, or returned something that is not a finite (T, A) array
+            of numbers where the assets are listed; the message names the strategy and the
+            config.
+        """
+        kwargs = self._arguments(config)
+        label = f"strategy {self.name!r} (config {describe_config(kwargs)})"
+        if self.wants_rng:
+            kwargs[RNG_ARGUMENT] = rng if rng is not None else np.random.default_rng(0)
+        data = self._prices(panel) if prices is None else prices
+        try:
+            out = self._callable()(data, **kwargs)
+        except Exception as exc:
+            raise StrategyError(f"{label} raised {type(exc).__name__}: {exc}") from exc
+        return self._checked(out, panel, label)
+
+    def prices_for(self, panel: Panel) -> Any:
+        """The prices argument the function receives for ``panel`` (built once per batch)."""
+        return self._prices(panel)
+
+    def _arguments(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        for p in self.declared:
+            value = config.get(p.name, p.default)
+            if value is None:
+                raise StrategyError(
+                    f"strategy {self.name!r}: parameter {p.name!r} ({p.doc or p.kind}) has no "
+                    f"value and no default; given {sorted(config)}"
+                )
+            kwargs[p.name] = _python_value(p, value)
+        return kwargs
+
+    def _checked(self, out: Any, panel: Panel, label: str) -> NDArray[np.float64]:
+        expected = (panel.n_periods, panel.n_assets)
+        if isinstance(out, pd.DataFrame | pd.Series):
+            out = out.to_numpy()
+        if not isinstance(out, np.ndarray):
+            raise StrategyError(
+                f"{label} returned {type(out).__name__}; expected target weights as a numpy "
+                f"array or pandas DataFrame of shape {expected} (dates x assets)"
+            )
+        if out.ndim == 1 and panel.n_assets == 1:
+            out = out[:, np.newaxis]
+        if out.shape != expected:
+            raise StrategyError(
+                f"{label} returned weights of shape {out.shape}; expected {expected} "
+                f"({panel.n_periods} dates x {panel.n_assets} assets)"
+            )
+        if out.dtype.kind not in "biuf":
+            raise StrategyError(
+                f"{label} returned weights of dtype {out.dtype}; expected numbers (float or bool)"
+            )
+        weights = np.ascontiguousarray(out, dtype=np.float64)
+        bad = ~np.isfinite(weights) & panel.live_mask
+        if bad.any():
+            t, a = (int(i) for i in np.argwhere(bad)[0])
+            day = str(np.datetime_as_string(panel.dates[t], unit="D"))
+            raise StrategyError(
+                f"{label} returned a weight of {float(weights[t, a])!r} for asset "
+                f"{panel.assets[a]!r} on {day} (row {t}); weights must be finite wherever the "
+                f"asset is listed ({int(bad.sum())} such cells; use 0.0 for no position)"
+            )
+        return weights
+
+    def evaluate(
+        self,
+        panel: Panel,
+        params: Mapping[str, NDArray[Any]],
+        rngs: Sequence[np.random.Generator],
+    ) -> StrategyOutput:
+        """Evaluate a batch of configs, one function call each (see :class:`strategies.Strategy`).
+
+        Each config's weights are booked by :func:`strategies.account` on its own row, so a
+        row is bitwise identical alone or in any batch (given a deterministic function).
+        """
+        names = [p.name for p in self.params]
+        unknown = sorted(set(params) - set(names))
+        if unknown:
+            raise StrategyError(
+                f"strategy {self.name!r}: unknown parameters {unknown}; it declares {names}."
+                + close_matches(unknown[0], names)
+            )
+        n = len(next(iter(params.values()))) if params else len(rngs)
+        n_ret = panel.n_periods - 1
+        returns = np.empty((n, n_ret))
+        turnover = np.empty((n, n_ret))
+        n_trades = np.empty(n, dtype=np.int64)
+        prices = self._prices(panel)
+        tradable = panel.live_mask
+        declared = {p.name: p for p in self.params}
+        for j in range(n):
+            config = {k: _python_value(declared[k], v[j]) for k, v in params.items()}
+            rng = rngs[j] if self.wants_rng else None
+            weights = self.weights(panel, config, rng, prices=prices)
+            booked = account(
+                weights, panel.close, tradable, costs_of(_cost_values(config)), self.book
+            )
+            returns[j], turnover[j], n_trades[j] = booked.returns, booked.turnover, booked.n_trades
+        return StrategyOutput(returns, turnover, n_trades)
+
+
+def _cost_values(config: Mapping[str, Any]) -> dict[str, float]:
+    return {k: float(config[k]) for k in COST_NAMES if k in config}
+
+
+def _check_declarations(name: str, func: Callable[..., Any], params: Sequence[Param]) -> None:
+    """Refuse declarations the function cannot take, at decoration time."""
+    where = f"position_strategy {name!r}"
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError) as exc:
+        raise StrategyError(f"{where}: cannot read the function's signature: {exc}") from exc
+    args = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if not args or args[0].kind not in positional:
+        raise StrategyError(
+            f"{where}: the function must take the prices as its first positional argument, "
+            f"as in f(prices, **params); its signature is {signature}"
+        )
+    accepted = {a.name: a for a in args[1:]}
+    var_kw = any(a.kind is inspect.Parameter.VAR_KEYWORD for a in args)
+    seen: set[str] = set()
+    for p in params:
+        if not isinstance(p, Param):
+            raise StrategyError(
+                f"{where}: params: expected strategies.Param declarations, got {p!r}"
+            )
+        if p.name in seen:
+            raise StrategyError(f"{where}: parameter {p.name!r} is declared twice")
+        seen.add(p.name)
+        if p.name in COST_NAMES or p.name == RNG_ARGUMENT:
+            raise StrategyError(
+                f"{where}: parameter name {p.name!r} is reserved (cost parameters "
+                f"{list(COST_NAMES)} and {RNG_ARGUMENT!r} are provided by the engine)"
+            )
+        if p.kind not in KINDS:
+            raise StrategyError(
+                f"{where}: parameter {p.name!r}: kind must be one of {list(KINDS)}, got "
+                f"{p.kind!r}." + close_matches(p.kind, KINDS)
+            )
+        if p.name not in accepted and not var_kw:
+            raise StrategyError(
+                f"{where}: parameter {p.name!r} is declared but the function does not accept "
+                f"it (its parameters: {list(accepted)})." + close_matches(p.name, accepted)
+            )
+        _check_default(where, p)
+    named = (*positional, inspect.Parameter.KEYWORD_ONLY)
+    for arg in args[1:]:
+        missing = arg.default is inspect.Parameter.empty and arg.kind in named
+        if missing and arg.name not in seen and arg.name != RNG_ARGUMENT:
+            raise StrategyError(
+                f"{where}: the function's argument {arg.name!r} has no default and is "
+                f"not declared (declared: {sorted(seen)}); declare it with "
+                "strategies.Param or give it a default." + close_matches(arg.name, seen)
+            )
+
+
+def _check_default(where: str, p: Param) -> None:
+    if p.default is None:
+        return
+    value = p.default
+    ok = {
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "float": isinstance(value, int | float) and not isinstance(value, bool),
+        "bool": isinstance(value, bool),
+    }[p.kind]
+    if not ok:
+        raise StrategyError(
+            f"{where}: parameter {p.name!r}: default {value!r} is not of kind {p.kind!r}"
+        )
+    if p.minimum is not None and value < p.minimum:
+        raise StrategyError(
+            f"{where}: parameter {p.name!r}: default {value!r} is below the minimum {p.minimum}"
+        )
+    if p.maximum is not None and value > p.maximum:
+        raise StrategyError(
+            f"{where}: parameter {p.name!r}: default {value!r} is above the maximum {p.maximum}"
+        )
+
+
+@overload
+def position_strategy(func: Callable[..., Any], /) -> PositionStrategy: ...
+@overload
+def position_strategy(
+    func: None = None,
+    /,
+    *,
+    name: str | None = None,
+    version: str = "1",
+    params: Sequence[Param] = (),
+    long_only: bool = False,
+    max_leverage: float | None = None,
+    inputs: Inputs = "numpy",
+    jit: bool = False,
+) -> Callable[[Callable[..., Any]], PositionStrategy]: ...
+def position_strategy(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    version: str = "1",
+    params: Sequence[Param] = (),
+    long_only: bool = False,
+    max_leverage: float | None = None,
+    inputs: Inputs = "numpy",
+    jit: bool = False,
+) -> PositionStrategy | Callable[[Callable[..., Any]], PositionStrategy]:
+    """Register ``weights = f(prices, **params)`` as a strategy the engine can sweep.
+
+    Parameters
+    ----------
+    func : callable, optional
+        The position function (when used as ``@position_strategy`` without arguments).
+        It receives the prices (dates x assets; NaN where an asset is not listed, so it
+        cannot see a listing before it happens) and one config's declared parameters as
+        Python scalars (and ``rng``, the config's own ``numpy.random.Generator``, if it has
+        an argument of that name). It returns the target weight of each asset formed at
+        each close, as a fraction of equity, shaped like the prices (a 1-D array is
+        accepted for one asset). Weights must be finite wherever the asset is listed.
+    name : str, optional
+        The strategy's name (default: the function's name).
+    version : str
+        Bump it whenever results for the same parameters change (it is part of every
+        config id).
+    params : sequence of Param
+        The parameters the function takes (type, bounds, window, default). The cost
+        parameters of :data:`strategies.COST_PARAMS` are appended.
+    long_only : bool
+        Negative weights are held as zero.
+    max_leverage : float, optional
+        Cap on gross exposure per period (weights scaled down proportionally above it).
+    inputs : {"numpy", "pandas"}
+        Prices as a read-only float64 array or as a DataFrame (DatetimeIndex x asset names).
+    jit : bool
+        Compile the function with ``numba.njit`` (numpy inputs only). A function numba
+        cannot compile fails every config with numba's message; use ``jit=False`` then.
+
+    Returns
+    -------
+    PositionStrategy or decorator
+        A strategy object (satisfies :class:`strategies.Strategy`).
+
+    Raises
+    ------
+    StrategyError
+        A declaration the function cannot take (a declared parameter it does not accept, an
+        argument without default that is not declared, a bad kind or default, a reserved
+        name), or bad options; the message names the strategy.
+
+    Notes
+    -----
+    Accounting (:func:`strategies.account`): the weight formed at the close of ``t`` earns
+    ``t -> t + 1``; orders fill at the close with slippage; fees, fixed fees and borrow are
+    charged as stated there; weights of assets not listed at ``t`` are forced to zero.
+    """
+
+    def wrap(f: Callable[..., Any]) -> PositionStrategy:
+        label = name if name is not None else getattr(f, "__name__", None)
+        if not callable(f):
+            raise StrategyError(f"position_strategy: expected a function, got {f!r}")
+        if not isinstance(label, str) or not _NAME.fullmatch(label):
+            raise StrategyError(
+                "position_strategy: name must start with a letter or '_' and hold letters, "
+                f"digits, '_', '.', '-', got {label!r}"
+            )
+        if not isinstance(version, str) or not version:
+            raise StrategyError(
+                f"position_strategy {label!r}: version must be a non-empty string, got {version!r}"
+            )
+        if inputs not in ("numpy", "pandas"):
+            raise StrategyError(
+                f"position_strategy {label!r}: inputs must be 'numpy' or 'pandas', got {inputs!r}"
+            )
+        if jit and inputs != "numpy":
+            raise StrategyError(
+                f"position_strategy {label!r}: jit=True needs inputs='numpy' (numba compiles "
+                "array code, not pandas)"
+            )
+        if max_leverage is not None and not (
+            isinstance(max_leverage, int | float)
+            and math.isfinite(max_leverage)
+            and max_leverage > 0
+        ):
+            raise StrategyError(
+                f"position_strategy {label!r}: max_leverage must be a positive finite number "
+                f"or None, got {max_leverage!r}"
+            )
+        _check_declarations(label, f, params)
+        return PositionStrategy(
+            f,
+            name=label,
+            version=version,
+            params=params,
+            book=Book(long_only=bool(long_only), max_leverage=max_leverage),
+            inputs=inputs,
+            jit=bool(jit),
+        )
+
+    if func is not None:
+        return wrap(func)
+    return wrap
