@@ -39,7 +39,8 @@ _USE = {
     "strategies": """
         import numpy as np
         import strategies
-        from strategies import momentum, sma_cross, wma_trend
+        from strategies import mean_reversion, momentum, sma_cross, trend_filter, wma_trend
+        from strategies import xs_momentum
         for name in strategies.available_strategies():
             strategies.get_strategy(name)
         try:
@@ -54,6 +55,11 @@ _USE = {
             np.ones((3, 1)),
         )
         assert len(strategies.panel_fingerprint(panel)) == 64
+        close = np.exp(np.cumsum(np.random.default_rng(0).normal(0, 0.01, (80, 3)), axis=0))
+        dates = np.arange(80).astype("datetime64[D]").astype("datetime64[ns]")
+        panel = strategies.Panel(dates, ("A", "B", "C"), close)
+        report = strategies.check_lookahead(trend_filter.trend_filter, panel, {"window": 5})
+        assert report.clean
     """,
 }
 

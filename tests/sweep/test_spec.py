@@ -19,7 +19,7 @@ def _error(doc, panel) -> str:
     [
         (
             {"strategy": {"name": "momentm"}},
-            "unknown strategy 'momentm'; built-ins are ['momentum', 'sma_cross', 'wma_trend'], or give an import path 'package.module:Name'. Did you mean 'momentum'?",
+            "unknown strategy 'momentm'; built-ins are ['bollinger_reversion', 'momentum', 'rsi_reversion', 'sma_cross', 'trend_filter', 'wma_trend', 'xs_momentum'], or give an import path 'package.module:Name'. Did you mean 'momentum' or 'xs_momentum'?",
         ),
         ({"strategy": {"name": "nosuchmodule:Thing"}}, "cannot import module 'nosuchmodule'"),
         (
@@ -128,7 +128,7 @@ def test_cli_bad_input_exits_2_with_a_message_and_writes_nothing(tmp_path):
         cwd=tmp_path,
     )
     assert proc.returncode == 2
-    assert "Did you mean 'momentum'?" in proc.stderr
+    assert "Did you mean 'momentum' or 'xs_momentum'?" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not run_dir.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
 
