@@ -191,7 +191,7 @@ def refuse_listings(panel: Panel, strategy: str, instead: str) -> None:
     )
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _held(weight, tradable, long_only):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """A target weight after the listing mask and the long-only rule."""
     if not tradable or (long_only and weight < 0.0):
@@ -199,39 +199,48 @@ def _held(weight, tradable, long_only):  # type: ignore[no-untyped-def]  # pragm
     return weight
 
 
-@numba.njit(cache=True, nogil=True)
-def _rebalance(weights, tradable, price, value, rates, rules, shares):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Trade every asset to its target at one close; returns (cash flow, traded, cost, trades)."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _rebalance(weights, tradable, close, t, value, rates, rules, shares):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Trade every asset to its target at close ``t``; returns (cash flow, traded, cost, trades).
+
+    Whole arrays and the row index are passed, never row slices: a slice is a new array
+    object per period, which costs more than the arithmetic here.
+    """
     fee, slip, fixed = rates[0], rates[1], rates[2]
     long_only, max_gross = rules[0] > 0.0, rules[1]
-    gross = 0.0
-    for a in range(price.shape[0]):
-        gross += abs(_held(weights[a], tradable[a], long_only))
-    scale = max_gross / gross if max_gross > 0.0 and gross > max_gross else 1.0
+    scale = 1.0
+    if max_gross > 0.0:
+        gross = 0.0
+        for a in range(shares.shape[0]):
+            gross += abs(_held(weights[t, a], tradable[t, a], long_only))
+        if gross > max_gross:
+            scale = max_gross / gross
     flow = 0.0
     traded = 0.0
     cost = 0.0
     trades = 0
-    for a in range(price.shape[0]):
-        target = _held(weights[a], tradable[a], long_only) * scale * value / price[a]
+    for a in range(shares.shape[0]):
+        price = close[t, a]
+        target = _held(weights[t, a], tradable[t, a], long_only) * scale * value / price
         step = target - shares[a]
         if step != 0.0:
-            fill = price[a] * (1.0 + slip) if step > 0.0 else price[a] * (1.0 - slip)
+            fill = price * (1.0 + slip) if step > 0.0 else price * (1.0 - slip)
             size = abs(step)
             charge = size * fill * fee + fixed
             flow -= step * fill + charge
-            cost += size * price[a] * slip + charge
-            traded += size * price[a]
+            cost += size * price * slip + charge
+            traded += size * price
             trades += 1
             shares[a] = target
     return flow, traded, cost, trades
 
 
-@numba.njit(cache=True, nogil=True)
-def _marked(cash, shares, price):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+@numba.njit(cache=True, nogil=True, inline="always")
+def _marked(cash, shares, close, t):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Cash plus the shares marked at close ``t``."""
     value = cash
-    for a in range(price.shape[0]):
-        value += shares[a] * price[a]
+    for a in range(shares.shape[0]):
+        value += shares[a] * close[t, a]
     return value
 
 
@@ -244,24 +253,23 @@ def _account_row(weights, close, tradable, rates, rules, out):  # type: ignore[n
     trades = 0
     out[3, 0] = cash
     for t in range(n_dates - 1):
-        value = _marked(cash, shares, close[t])
+        value = _marked(cash, shares, close, t)
         if value <= 0.0:  # ruined: the book is closed
             out[0, t] = 0.0
             out[1, t] = 0.0
             out[2, t] = 0.0
             out[3, t + 1] = 0.0
             continue
-        flow, traded, cost, n = _rebalance(
-            weights[t], tradable[t], close[t], value, rates, rules, shares
-        )
+        flow, traded, cost, n = _rebalance(weights, tradable, close, t, value, rates, rules, shares)
         trades += n
-        short = 0.0
-        for a in range(n_assets):
-            if shares[a] < 0.0:
-                short -= shares[a] * close[t, a]
-        cash += flow - short * rates[3]
-        cost += short * rates[3]
-        after = _marked(cash, shares, close[t + 1])
+        carry = 0.0
+        if rates[3] > 0.0:
+            for a in range(n_assets):
+                if shares[a] < 0.0:
+                    carry -= shares[a] * close[t, a] * rates[3]
+        cash += flow - carry
+        cost += carry
+        after = _marked(cash, shares, close, t + 1)
         out[0, t] = after / value - 1.0 if after > 0.0 else -1.0
         out[1, t] = traded / value
         out[2, t] = cost / value
