@@ -10,28 +10,66 @@ from strategies._position import position_strategy
 from strategies._protocol import Param
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _before(key, a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Asset ``a`` ranks below asset ``b``: smaller signal, ties broken by asset order."""
+    return key[a] < key[b] or (key[a] == key[b] and a < b)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _select(idx, lo, hi, kth, key):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Quickselect: put the asset of rank ``kth`` at ``idx[kth]`` within ``idx[lo..hi]``.
+
+    Lower ranks end up before it and higher ranks after it (ranks by :func:`_before`).
+    """
+    while hi > lo:
+        mid = (lo + hi) // 2
+        pivot = idx[mid]
+        idx[mid] = idx[hi]
+        idx[hi] = pivot
+        store = lo
+        for i in range(lo, hi):
+            if _before(key, idx[i], pivot):
+                swap = idx[i]
+                idx[i] = idx[store]
+                idx[store] = swap
+                store += 1
+        idx[hi] = idx[store]
+        idx[store] = pivot
+        if store == kth:
+            return
+        if kth < store:
+            hi = store - 1
+        else:
+            lo = store + 1
+
+
 @numba.njit(cache=True, nogil=True)
 def _rank_weights(signal, top_k, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Weights +-1/(2k) of the bottom and top k of each row, by two quickselects per row.
+
+    Ranks follow a strict total order (signal, then asset index), so the selected sets are
+    unique whatever the pivots: only membership of each leg matters, not the order in it.
+    """
     n_dates, n_assets = signal.shape
-    valid = np.empty(n_assets, dtype=np.int64)
-    values = np.empty(n_assets)
+    idx = np.empty(n_assets, dtype=np.int64)
     for t in range(n_dates):
-        for a in range(n_assets):
-            out[t, a] = 0.0
+        key = signal[t]
         n = 0
         for a in range(n_assets):
-            if np.isfinite(signal[t, a]):
-                valid[n] = a
-                values[n] = signal[t, a]
+            out[t, a] = 0.0
+            if np.isfinite(key[a]):
+                idx[n] = a
                 n += 1
         k = min(top_k, n // 2)
         if k == 0:
             continue
-        order = np.argsort(values[:n], kind="mergesort")
+        _select(idx, 0, n - 1, k - 1, key)
+        _select(idx, k, n - 1, n - k, key)
         side = 0.5 / k
         for i in range(k):
-            out[t, valid[order[i]]] = -side
-            out[t, valid[order[n - 1 - i]]] = side
+            out[t, idx[i]] = -side
+            out[t, idx[n - 1 - i]] = side
 
 
 def trailing_log_return(
@@ -41,11 +79,9 @@ def trailing_log_return(
     out = np.full(prices.shape, np.nan)
     lag = lookback + skip
     if lag < prices.shape[0]:
-        with np.errstate(invalid="ignore"):
-            out[lag:] = np.log(prices[lookback : prices.shape[0] - skip]) - np.log(
-                prices[: prices.shape[0] - lag]
-            )
-    out[~np.isfinite(prices)] = np.nan
+        log_price = np.log(prices)
+        np.subtract(log_price[lookback : prices.shape[0] - skip], log_price[:-lag], out=out[lag:])
+    out[np.isnan(prices)] = np.nan
     return out
 
 
