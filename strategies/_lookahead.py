@@ -36,7 +36,9 @@ class LookaheadReport:
         Two calls on the same prices gave the same weights (otherwise nothing else can be
         concluded, and ``clean`` is False).
     period : int or None
-        The first row whose weight changed when only later prices changed (None: clean).
+        The earliest row whose weight changed when only later prices changed (None: clean).
+        Only rows up to a cut can be revealed, so it is the first offending period among
+        those the cuts test (a strategy that peeks one period ahead is caught at a cut row).
     date : str or None
         That row's date.
     asset : str or None
@@ -75,7 +77,8 @@ class LookaheadReport:
         return (
             f"{label} looks ahead: its weight for asset {self.asset!r} formed at the close of "
             f"{self.date} (period {self.period}) changed when only prices after row "
-            f"{self.cut} were perturbed; first offending period {self.period} ({self.date})"
+            f"{self.cut} were perturbed; first offending period found: {self.period} "
+            f"({self.date}), among the {len(self.cuts)} cut dates tested"
         )
 
 

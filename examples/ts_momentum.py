@@ -1,0 +1,29 @@
+"""A user strategy on the position API: time-series momentum with volatility targeting.
+
+Swept by ``examples/ts_momentum.toml`` (run from the repository root with
+``PYTHONPATH=examples sweep run examples/ts_momentum.toml``); see the README's
+"Writing your own strategy".
+"""
+
+import numpy as np
+import pandas as pd
+
+from strategies import Param, position_strategy
+
+
+@position_strategy(
+    version="1",
+    params=[
+        Param("lookback", "int", window=True, doc="trailing return window"),
+        Param("target_vol", "float", minimum=0.0, default=0.10, doc="annualised, per asset"),
+    ],
+    max_leverage=1.5,
+)
+def ts_momentum(prices: np.ndarray, lookback: int, target_vol: float) -> np.ndarray:
+    """Long assets up over ``lookback`` days, short those down, each sized to ``target_vol``."""
+    log_price = pd.DataFrame(np.log(prices))
+    trend = np.sign(log_price.diff(lookback))
+    vol = log_price.diff().rolling(60).std() * np.sqrt(252)
+    listed = np.isfinite(prices).sum(axis=1, keepdims=True)
+    weights = trend * target_vol / vol / np.maximum(listed, 1)
+    return weights.fillna(0.0).to_numpy()
