@@ -8,6 +8,7 @@ batch kernel.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
 import re
@@ -121,6 +122,19 @@ class PositionStrategy:
         self.__module__ = func.__module__
         self.__qualname__ = func.__qualname__
         self.__wrapped__ = func
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle by import path when there is one, else by value.
+
+        By import path, a worker imports the very object; by value, the numba-compiled
+        function is left out (a worker compiles its own).
+        """
+        path = self.import_path
+        if path is not None:
+            return (_imported, (path,))
+        state = dict(self.__dict__)
+        state["_compiled"] = None
+        return (_restored, (type(self), state))
 
     def __repr__(self) -> str:
         return f"<PositionStrategy {self.name!r} version {self.version!r}>"
@@ -283,6 +297,22 @@ class PositionStrategy:
             )
             returns[j], turnover[j], n_trades[j] = booked.returns, booked.turnover, booked.n_trades
         return StrategyOutput(returns, turnover, n_trades)
+
+
+def _imported(path: str) -> Any:
+    """The object at ``module:qualname`` (unpickling a strategy that has an import path)."""
+    module, _, qualname = path.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def _restored(cls: type[PositionStrategy], state: dict[str, Any]) -> PositionStrategy:
+    """A strategy rebuilt from its pickled attributes (one without an import path)."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    return obj
 
 
 def _cost_values(config: Mapping[str, Any]) -> dict[str, float]:

@@ -298,3 +298,21 @@ def test_leverage_cap_and_long_only_apply() -> None:
     )
     short = position_strategy(name="t", long_only=True)(lambda prices: np.full(prices.shape, -0.25))
     assert not short.evaluate(panel, {}, [np.random.default_rng(0)]).returns.any()
+
+
+def test_pickles_to_a_worker_with_or_without_an_import_path() -> None:
+    from ray import cloudpickle
+
+    @position_strategy(name="local_jit", jit=True, params=[Param("k", "float", default=0.5)])
+    def local(prices, k):  # type: ignore[no-untyped-def]
+        return np.full(prices.shape, k / prices.shape[1])
+
+    panel = _panel(8)
+    for s in (local, fixtures.sma_position, get_strategy("xs_momentum")):
+        params = {p.name: np.array([p.default]) for p in s.params if p.default is not None}
+        params.update({p.name: np.array([3]) for p in s.params if p.default is None})
+        before = s.evaluate(panel, params, [])  # compiles a jit function first
+        copy = cloudpickle.loads(cloudpickle.dumps(s))
+        assert copy.name == s.name and copy.import_path == s.import_path
+        after = copy.evaluate(panel, params, [])
+        assert after.returns.tobytes() == before.returns.tobytes()
