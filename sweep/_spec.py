@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from stats import FoldPlan
-from strategies import Param, Strategy, get_strategy
+from strategies import COST_PARAMS, Param, Strategy, get_strategy
 from sweep._benchmark import check_benchmark
 from sweep._data import Panel, load_panel, panel_fingerprint, synthetic_panel
 from sweep._grid import RESERVED_KEYS, Axis, Grid, axis_from_definition
@@ -36,6 +36,8 @@ from sweep.errors import (
     close_matches,
 )
 
+#: Names of the position-function strategies' cost parameters (for a hint in messages).
+COST_PARAMETERS = frozenset(p.name for p in COST_PARAMS)
 #: Largest PBO block count: C(20, 10) = 184,756 splits.
 MAX_PBO_BLOCKS = 20
 #: Fewest periods per PBO block.
@@ -371,11 +373,19 @@ def _given_names(spec: SweepSpec, strategy: Strategy) -> list[str]:
     """The grid's parameter names, each checked against the strategy (costs too)."""
     declared = {p.name: p for p in strategy.params}
     given = [k for k in spec.grid if k not in RESERVED_KEYS]
-    for name in [*given, *spec.costs]:
-        if name not in declared:
+    for section, names in (("grid", given), ("costs", list(spec.costs))):
+        for name in names:
+            if name in declared:
+                continue
+            hint = ""
+            if name in COST_PARAMETERS:
+                hint = (
+                    f" {name!r} belongs to the cost model of position-function strategies; "
+                    f"{strategy.name!r} is a batch kernel with its own cost parameters."
+                )
             raise GridError(
-                f"grid.{name}: strategy {strategy.name!r} has no parameter {name!r} "
-                f"(parameters: {sorted(declared)})." + close_matches(name, declared)
+                f"{section}.{name}: strategy {strategy.name!r} has no parameter {name!r} "
+                f"(parameters: {sorted(declared)})." + hint + close_matches(name, declared)
             )
     both = sorted(set(given) & set(spec.costs))
     if both:

@@ -160,3 +160,14 @@ def test_check_strategy_command(tmp_path: Path) -> None:
     proc = _cli("check-strategy", str(kernel))
     assert proc.returncode == 2
     assert "'momentum' is a batch kernel" in proc.stderr
+
+
+def test_a_misspelled_cost_is_named_with_its_section() -> None:
+    from sweep.errors import GridError
+
+    doc = _doc("trend_filter", {"window": [20]}, costs={"fee_bp": 1.0})
+    with pytest.raises(
+        GridError,
+        match=r"costs.fee_bp: strategy 'trend_filter' has no parameter 'fee_bp'.*Did you mean 'fee_bps'\?",
+    ):
+        resolve(spec_from_dict(doc))

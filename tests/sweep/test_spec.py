@@ -67,7 +67,12 @@ def _error(doc, panel) -> str:
         ({"seed": "abc"}, "seed: Input should be a valid integer"),
         ({"strategi": {"name": "momentum"}}, "unknown key 'strategi'. Did you mean 'strategy'?"),
         ({"costs": {"cost": float("inf")}}, "expected a finite number"),
+        ({"costs": {"cots": 0.1}}, "costs.cots: strategy 'momentum' has no parameter 'cots'"),
         ({"costs": {"cots": 0.1}}, "Did you mean 'cost'?"),
+        (
+            {"costs": {"fee_bps": 1.0}},
+            "'fee_bps' belongs to the cost model of position-function strategies; 'momentum' is a batch kernel",
+        ),
         ({"costs": {"band": 0.1}}, "also appear in [grid]"),
         ({"data": {"path": "/nonexistent/prices.csv"}}, "does not exist"),
     ],
