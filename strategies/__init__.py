@@ -21,6 +21,7 @@ from strategies._registry import (
     BUILTINS,
     available_strategies,
     get_strategy,
+    require_import_path,
     strategy_import_path,
 )
 
@@ -46,5 +47,6 @@ __all__ = [
     "group_rows",
     "panel_fingerprint",
     "position_strategy",
+    "require_import_path",
     "strategy_import_path",
 ]

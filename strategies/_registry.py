@@ -52,6 +52,43 @@ def strategy_import_path(strategy: Strategy) -> str | None:
     return None
 
 
+def require_import_path(strategy: Strategy, purpose: str) -> str:
+    """Return :func:`strategy_import_path`, or say clearly why there is none.
+
+    Parameters
+    ----------
+    strategy : Strategy
+        A strategy object.
+    purpose : str
+        What needs the name (for the message), e.g. ``"resume this run from the command line"``.
+
+    Returns
+    -------
+    str
+        A built-in name or ``module:qualname``.
+
+    Raises
+    ------
+    StrategyError
+        The object was defined in ``__main__`` (a script or a notebook) or inside a
+        function: no later process can import it.
+    """
+    path = strategy_import_path(strategy)
+    if path is not None:
+        return path
+    module = getattr(strategy, "__module__", None) or type(strategy).__module__
+    where = (
+        "in __main__ (a script or a notebook)"
+        if module == "__main__"
+        else f"in {module!r} but not under its own name at module level"
+    )
+    raise StrategyError(
+        f"strategy {strategy.name!r} has no import path: it is defined {where}, so no later "
+        f"process can import it to {purpose}. Move it to a module (importable as "
+        "'package.module:name') or keep using the same object from Python."
+    )
+
+
 def available_strategies() -> list[str]:
     """Return the names of the built-in strategies."""
     return sorted(BUILTINS)

@@ -15,6 +15,7 @@ from strategies import (
     StrategyError,
     get_strategy,
     position_strategy,
+    require_import_path,
     strategy_import_path,
 )
 from strategies.momentum import Momentum
@@ -122,6 +123,13 @@ def test_import_path_and_registry() -> None:
 
     assert local.import_path is None  # defined inside a function: nothing to import
     assert strategy_import_path(local) is None
+    with pytest.raises(
+        StrategyError,
+        match=r"'local' has no import path: it is defined in 'tests\..*' but not under its own name.*to resume it",
+    ):
+        require_import_path(local, "resume it")
+    assert require_import_path(s, "resume it") == s.import_path
+    assert require_import_path(Momentum(), "resume it") == "momentum"
     with pytest.raises(StrategyError, match=r"got the class Momentum; pass an instance"):
         get_strategy(Momentum)  # type: ignore[arg-type]
 
@@ -316,3 +324,34 @@ def test_pickles_to_a_worker_with_or_without_an_import_path() -> None:
         assert copy.name == s.name and copy.import_path == s.import_path
         after = copy.evaluate(panel, params, [])
         assert after.returns.tobytes() == before.returns.tobytes()
+
+
+def test_a_strategy_defined_in_main_says_it_has_no_import_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "notebook_like.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            from strategies import position_strategy, require_import_path
+
+            @position_strategy
+            def mine(prices):
+                return prices * 0
+
+            assert mine.import_path is None
+            try:
+                require_import_path(mine, "resume this run from the command line")
+            except Exception as exc:
+                print(exc)
+            """
+        )
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "strategy 'mine' has no import path: it is defined in __main__ (a script or a notebook)"
+        in proc.stdout
+    )
