@@ -208,6 +208,8 @@ class PositionStrategy:
         if self.wants_rng:
             kwargs[RNG_ARGUMENT] = rng if rng is not None else np.random.default_rng(0)
         data = self._prices(panel) if prices is None else prices
+        if isinstance(data, pd.DataFrame):
+            data = data.copy(deep=False)  # a column the function adds stays in its own call
         try:
             out = self._callable()(data, **kwargs)
         except Exception as exc:
@@ -232,7 +234,9 @@ class PositionStrategy:
 
     def _checked(self, out: Any, panel: Panel, label: str) -> NDArray[np.float64]:
         expected = (panel.n_periods, panel.n_assets)
-        if isinstance(out, pd.DataFrame | pd.Series):
+        if isinstance(out, pd.DataFrame):
+            out = _aligned(out, panel, label)
+        if isinstance(out, pd.Series):
             out = out.to_numpy()
         if not isinstance(out, np.ndarray):
             raise StrategyError(
@@ -297,6 +301,28 @@ class PositionStrategy:
             )
             returns[j], turnover[j], n_trades[j] = booked.returns, booked.turnover, booked.n_trades
         return StrategyOutput(returns, turnover, n_trades)
+
+
+def _aligned(frame: pd.DataFrame, panel: Panel, label: str) -> Any:
+    """A DataFrame of weights as an array in the panel's asset order, its labels checked."""
+    assets = list(panel.assets)
+    columns: list[Any] = list(frame.columns)
+    if frame.shape[1] == len(assets) and set(columns) == set(assets):
+        frame = frame[assets]
+    elif columns != list(range(frame.shape[1])):
+        raise StrategyError(
+            f"{label} returned a DataFrame with columns {list(frame.columns)[:5]}...; expected "
+            f"the panel's assets {assets[:5]}... (in any order) or unlabelled columns"
+        )
+    if isinstance(frame.index, pd.DatetimeIndex) and (
+        frame.shape[0] != panel.n_periods or not (frame.index.to_numpy() == panel.dates).all()
+    ):
+        raise StrategyError(
+            f"{label} returned a DataFrame whose dates are not the panel's "
+            f"({frame.shape[0]} rows from {frame.index[:1].tolist()}; expected "
+            f"{panel.n_periods} rows from {panel.dates[0]})"
+        )
+    return frame.to_numpy()
 
 
 def _imported(path: str) -> Any:

@@ -355,3 +355,39 @@ def test_a_strategy_defined_in_main_says_it_has_no_import_path(tmp_path) -> None
         "strategy 'mine' has no import path: it is defined in __main__ (a script or a notebook)"
         in proc.stdout
     )
+
+
+def test_pandas_weights_are_aligned_by_asset_and_checked_by_date() -> None:
+    panel = _panel(9)
+
+    @position_strategy(name="reordered", inputs="pandas")
+    def reordered(prices: pd.DataFrame) -> pd.DataFrame:
+        prices["extra"] = 1.0  # stays in this call: the next config sees the panel's columns
+        weights = pd.DataFrame(0.0, index=prices.index, columns=list(reversed(panel.assets)))
+        weights["S0"] = 0.5  # only the first asset, written in a reversed frame
+        return weights
+
+    @position_strategy(name="first_only")
+    def first_only(prices: np.ndarray) -> np.ndarray:
+        out = np.zeros(prices.shape)
+        out[:, 0] = 0.5
+        return out
+
+    a = reordered.evaluate(panel, {}, [np.random.default_rng(0)] * 2)
+    b = first_only.evaluate(panel, {}, [np.random.default_rng(0)])
+    np.testing.assert_array_equal(a.returns[0], b.returns[0])
+    np.testing.assert_array_equal(a.returns[1], b.returns[0])
+
+    @position_strategy(name="shifted", inputs="pandas")
+    def shifted(prices: pd.DataFrame) -> pd.DataFrame:
+        return (prices * 0).shift(1, freq="D")
+
+    with pytest.raises(StrategyError, match="returned a DataFrame whose dates are not the panel's"):
+        shifted.evaluate(panel, {}, [np.random.default_rng(0)])
+
+    @position_strategy(name="renamed", inputs="pandas")
+    def renamed(prices: pd.DataFrame) -> pd.DataFrame:
+        return (prices * 0).add_suffix("_w")
+
+    with pytest.raises(StrategyError, match=r"returned a DataFrame with columns \['S0_w'"):
+        renamed.evaluate(panel, {}, [np.random.default_rng(0)])
