@@ -204,7 +204,8 @@ class PositionStrategy:
             config.
         """
         kwargs = self._arguments(config)
-        label = f"strategy {self.name!r} (config {describe_config(kwargs)})"
+        shown = f"config {describe_config(kwargs)}" if kwargs else "no declared parameters"
+        label = f"strategy {self.name!r} ({shown})"
         if self.wants_rng:
             kwargs[RNG_ARGUMENT] = rng if rng is not None else np.random.default_rng(0)
         data = self._prices(panel) if prices is None else prices

@@ -391,3 +391,15 @@ def test_pandas_weights_are_aligned_by_asset_and_checked_by_date() -> None:
 
     with pytest.raises(StrategyError, match=r"returned a DataFrame with columns \['S0_w'"):
         renamed.evaluate(panel, {}, [np.random.default_rng(0)])
+
+
+def test_jit_that_numba_cannot_compile_fails_with_a_clear_error() -> None:
+    @position_strategy(name="pandas_inside", jit=True)
+    def pandas_inside(prices):  # type: ignore[no-untyped-def]
+        return pd.DataFrame(prices).rolling(3).mean().to_numpy()
+
+    with pytest.raises(
+        StrategyError,
+        match=r"strategy 'pandas_inside' \(no declared parameters\) raised TypingError",
+    ):
+        pandas_inside.evaluate(_panel(), {}, [np.random.default_rng(0)])
