@@ -171,3 +171,15 @@ def test_a_misspelled_cost_is_named_with_its_section() -> None:
         match=r"costs.fee_bp: strategy 'trend_filter' has no parameter 'fee_bp'.*Did you mean 'fee_bps'\?",
     ):
         resolve(spec_from_dict(doc))
+
+
+def test_cli_on_error_raise_stops_naming_strategy_and_config(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path / "faulty.toml", _doc(f"{FIXTURES}:faulty", {"mode": [0, 3]}))
+    proc = _cli(
+        "run", str(spec), "--run-dir", str(tmp_path / "run"), "--quiet", "--on-error", "raise"
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "strategy 'faulty' (config mode=3) returned a weight of nan for asset" in proc.stderr
+    proc = _cli("run", str(spec), "--run-dir", str(tmp_path / "rec"), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 failed" in proc.stdout
