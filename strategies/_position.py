@@ -50,17 +50,23 @@ def import_path_of(obj: Any) -> str | None:
     Returns
     -------
     str or None
-        None when the object is defined in ``__main__`` (a script or a notebook), inside a
-        function, or is not reachable under its own name in its module.
+        ``module:qualname``, or ``module:name`` when the object is bound at module level under
+        one other name; None when it is defined in ``__main__`` (a script or a notebook),
+        inside a function, or is not reachable in its module.
     """
     module = getattr(obj, "__module__", None)
     qualname = getattr(obj, "__qualname__", None)
     if not module or not qualname or module == "__main__" or "<" in qualname:
         return None
-    found: Any = sys.modules.get(module)
+    home: Any = sys.modules.get(module)
+    found = home
     for part in qualname.split("."):
         found = getattr(found, part, None)
-    return f"{module}:{qualname}" if found is obj else None
+    if found is obj:
+        return f"{module}:{qualname}"
+    # Bound at module level under another name (``fast = position_strategy(slow_impl)``).
+    names = [k for k, v in vars(home).items() if v is obj] if home is not None else []
+    return f"{module}:{names[0]}" if len(names) == 1 else None
 
 
 def _python_value(param: Param, value: Any) -> int | float | bool:

@@ -70,3 +70,11 @@ def faulty(prices: np.ndarray, mode: int) -> np.ndarray:
 def noisy(prices: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
     """Random weights from the config's own generator (invariant 2)."""
     return scale * rng.uniform(-1, 1, prices.shape) / prices.shape[1]
+
+
+def _plain(prices: np.ndarray) -> np.ndarray:
+    return np.zeros(prices.shape)
+
+
+#: Bound under another name than its function's: still importable by that name.
+renamed = position_strategy(name="renamed")(_plain)

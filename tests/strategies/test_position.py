@@ -116,6 +116,8 @@ def test_import_path_and_registry() -> None:
     assert strategy_import_path(s) == s.import_path
     assert strategy_import_path(get_strategy("xs_momentum")) == "xs_momentum"
     assert strategy_import_path(Momentum()) == "momentum"
+    assert fixtures.renamed.import_path == "tests.position_strategies_for_tests:renamed"
+    assert get_strategy(fixtures.renamed.import_path) is fixtures.renamed
 
     @position_strategy
     def local(prices):  # type: ignore[no-untyped-def]
