@@ -312,7 +312,7 @@ def resume(
     from sweep._trust import resolve_recorded
 
     options = _run_options(executor, address, workers, batch_size, on_error, quiet)
-    manifest = RunStore(run_dir).read_manifest()
+    manifest = RunStore(run_dir).load_manifest()
     sweep = resolve_recorded(manifest, run_dir, allow_import or ())
     _execute(sweep, run_dir, options)
 
@@ -415,8 +415,7 @@ def _folds_text(run_dir: str, frame: pd.DataFrame) -> str:
     """``sweep results --folds`` on screen: each fold's test window, choice and metrics."""
     from sweep._store import RunStore
 
-    axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
-    varying = [str(a["name"]) for a in axes if int(a["size"]) > 1]
+    varying = RunStore(run_dir).load_manifest().grid.varying
     metric = next(c for c in frame.columns if c.startswith("in_sample_"))
     view = frame[["fold", "test", *varying, metric, "oos_sharpe"]].copy()
     # A CPCV split tests several windows: the first, and how many more (csv has all).
@@ -501,8 +500,8 @@ def _print_results_table(
     from sweep._results_view import results_table_view, view_columns
     from sweep._store import RunStore
 
-    axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
-    params = [str(a["name"]) for a in axes if int(a["size"]) > 1] or [str(a["name"]) for a in axes]
+    grid = RunStore(run_dir).load_manifest().grid
+    params = grid.varying or grid.param_names
     names = None if columns is None else [c.strip() for c in columns.split(",") if c.strip()]
     shown = view_columns(frame, params, names, show_all)
     keep = 1 + sum(p in shown for p in params)

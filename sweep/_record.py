@@ -67,6 +67,11 @@ class StrategyRef:
         """``{"name", "version"}``."""
         return {"name": self.name, "version": self.version}
 
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> StrategyRef:
+        """Read ``{"name", "version"}``."""
+        return cls(str(doc.get("name")), str(doc.get("version")))
+
 
 @dataclass(frozen=True)
 class RunKey:
@@ -120,11 +125,7 @@ class RunKey:
         return cls(
             spec_hash=str(doc["spec_hash"]),
             data_fingerprint=str(doc["data_fingerprint"]),
-            strategy=(
-                StrategyRef(str(strategy.get("name")), str(strategy.get("version")))
-                if isinstance(strategy, Mapping)
-                else None
-            ),
+            strategy=StrategyRef.from_json(strategy) if isinstance(strategy, Mapping) else None,
             root_seed=doc.get("root_seed"),
             metrics=dict(doc.get("metrics") or {}),
             extra={k: v for k, v in doc.items() if k not in known},

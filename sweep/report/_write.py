@@ -13,6 +13,8 @@ from sweep.report._build import Report
 from sweep.report._document import report_document
 from sweep.report._render_html import render_html
 from sweep.report._render_md import FIGURE_DIR, render_markdown
+from sweep.report._sections import ReportData
+from sweep.report._serial import from_json
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,9 @@ def write_report(report: Report, out_dir: str | Path) -> ReportFiles:
     """
     folder = Path(out_dir)
     (folder / FIGURE_DIR).mkdir(parents=True, exist_ok=True)
-    text = dumps(report.data)
-    data = json.loads(text)  # exactly what report.json holds (NaN as null)
+    text = dumps(report.to_json())
+    # Rendered from exactly what report.json holds (NaN as null), read back as the record.
+    data = from_json(ReportData, json.loads(text))
     blocks = report_document(data, list(report.figures))
     figure_paths = []
     for name, png in report.figures.items():
@@ -65,6 +68,6 @@ def write_report(report: Report, out_dir: str | Path) -> ReportFiles:
     html_path = folder / "report.html"
     json_path.write_text(text, encoding="utf-8")
     md_path.write_text(render_markdown(blocks), encoding="utf-8")
-    title = f"Sweep report: {data['identity']['run_name']}"
+    title = f"Sweep report: {data.identity.run_name}"
     html_path.write_text(render_html(blocks, report.figures, title), encoding="utf-8")
     return ReportFiles(folder, json_path, md_path, html_path, figure_paths)
