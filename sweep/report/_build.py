@@ -29,7 +29,7 @@ from sweep.report._sections import (
     ReportData,
     Unavailable,
 )
-from sweep.report._serial import to_json
+from sweep.report._serial import ReportFormatError, from_json, to_json
 from sweep.report._testing import TestingPlotData, testing_section
 
 REPORT_FORMAT = "raysweep-report-v1"
@@ -56,6 +56,21 @@ class Report:
         """What report.json holds, before NaN is written as null."""
         doc: dict[str, Any] = to_json(self.data)
         return doc
+
+
+def report_from_json(doc: Any) -> ReportData:
+    """Read a parsed report.json back into the typed record.
+
+    Raises
+    ------
+    ReportFormatError
+        For another report format (naming it and :data:`REPORT_FORMAT`), or a key missing
+        or of the wrong type (naming where).
+    """
+    found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+    if found != REPORT_FORMAT:
+        raise ReportFormatError(f"report.json: format {found!r}, expected {REPORT_FORMAT!r}")
+    return from_json(ReportData, doc)
 
 
 def _execution_figures(p: ExecutionPlotData) -> dict[str, bytes]:

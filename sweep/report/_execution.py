@@ -289,30 +289,23 @@ def execution_section(run: RunData) -> tuple[ExecutionSection, ExecutionPlotData
     """
     manifest = run.manifest
     tasks = task_frame(run.telemetry) if run.telemetry is not None else None
+    tasks = tasks if tasks is not None and not tasks.empty else None
     walls = _wall_rows(manifest, tasks)
     wall_total = sum(float(w.wall_seconds) for w in walls if w.wall_seconds is not None)
     planner = _planner_rows(manifest)
-    if tasks is None or tasks.empty:
-        section = ExecutionSection(
-            wall_seconds=wall_total,
-            wall_by_session=walls,
-            planner=planner,
-            definitions=DEFINITIONS,
-            telemetry=False,
-            cpu_seconds=0.0,
-            tasks=0,
-        )
-        return section, ExecutionPlotData(None)
-    workers_max = max((p.workers or 0 for p in planner), default=0)
-    stats, fits = _task_stats(tasks, wall_total, workers_max)
+    stats: TaskStats | None = None
+    fits: dict[str, tuple[float, float]] = {}
+    if tasks is not None:
+        workers_max = max((p.workers or 0 for p in planner), default=0)
+        stats, fits = _task_stats(tasks, wall_total, workers_max)
     section = ExecutionSection(
         wall_seconds=wall_total,
         wall_by_session=walls,
         planner=planner,
         definitions=DEFINITIONS,
-        telemetry=True,
-        cpu_seconds=float(tasks["compute"].sum()),
-        tasks=len(tasks),
+        telemetry=tasks is not None,
+        cpu_seconds=0.0 if tasks is None else float(tasks["compute"].sum()),
+        tasks=0 if tasks is None else len(tasks),
         stats=stats,
     )
     return section, ExecutionPlotData(tasks, fits)

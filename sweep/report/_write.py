@@ -9,12 +9,10 @@ from urllib.parse import urlsplit
 
 from sweep._fs import is_uri
 from sweep._jsonable import dumps
-from sweep.report._build import Report
+from sweep.report._build import Report, report_from_json
 from sweep.report._document import report_document
 from sweep.report._render_html import render_html
 from sweep.report._render_md import FIGURE_DIR, render_markdown
-from sweep.report._sections import ReportData
-from sweep.report._serial import from_json
 
 
 @dataclass(frozen=True)
@@ -56,7 +54,7 @@ def write_report(report: Report, out_dir: str | Path) -> ReportFiles:
     (folder / FIGURE_DIR).mkdir(parents=True, exist_ok=True)
     text = dumps(report.to_json())
     # Rendered from exactly what report.json holds (NaN as null), read back as the record.
-    data = from_json(ReportData, json.loads(text))
+    data = report_from_json(json.loads(text))
     blocks = report_document(data, list(report.figures))
     figure_paths = []
     for name, png in report.figures.items():

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from sweep._jsonable import dumps
+from sweep.report._build import report_from_json
 from sweep.report._document import report_document
 from sweep.report._render_md import render_markdown
 from sweep.report._sections import (
@@ -68,6 +69,19 @@ def test_a_section_the_report_could_not_compute_reads_back_as_unavailable(report
     doc["multiple_testing"] = {"available": False, "reason": "no config finished with status ok"}
     data = from_json(ReportData, doc)
     assert data.multiple_testing == Unavailable(reason="no config finished with status ok")
+
+
+def test_another_report_format_is_refused_naming_it(reports):
+    _, files = reports["complete"]
+    doc = json.loads(files.json.read_text(encoding="utf-8"))
+    assert report_from_json(doc).format == "raysweep-report-v1"
+    doc["format"] = "raysweep-report-v0"
+    with pytest.raises(
+        ReportFormatError, match="format 'raysweep-report-v0', expected 'raysweep-report-v1'"
+    ):
+        report_from_json(doc)
+    with pytest.raises(ReportFormatError, match="format 'list'"):
+        report_from_json([])
 
 
 def test_null_floats_read_back_as_nan(reports):

@@ -200,6 +200,10 @@ def test_two_drivers_creating_one_folder_agree(tmp_path):
     ("manifest", "message"),
     [
         ([], "manifest format"),
+        (
+            {"format": "raysweep-run-v0", "identity": {}},
+            "manifest format 'raysweep-run-v0', expected 'raysweep-run-v1'",
+        ),
         ({"format": "raysweep-run-v1"}, "no valid 'identity'"),
         ("NOSPEC", "no valid 'spec'"),
         ("NOGRID", "no valid 'grid'"),
