@@ -176,3 +176,18 @@ def test_report_alpha_outside_0_1_is_a_usage_error(done_run):
     result = runner.invoke(app, ["report", str(run_dir), "--alpha", "1.5"])
     assert result.exit_code == 2
     assert "strictly between 0 and 1" in result.output
+
+
+def test_status_names_the_driver_holding_the_lock(done_run):
+    import os
+
+    from sweep._store import RunStore
+
+    _, run_dir = done_run
+    with RunStore(run_dir).locked() as took_over:
+        assert took_over is None
+        result = runner.invoke(app, ["status", str(run_dir)])
+        info = json.loads(runner.invoke(app, ["status", str(run_dir), "--json"]).output)
+    assert f"lock held by pid {os.getpid()}" in result.output
+    assert info["lock"]["pid"] == os.getpid() and len(info["lock"]["token"]) == 16
+    assert "none running" in runner.invoke(app, ["status", str(run_dir)]).output
