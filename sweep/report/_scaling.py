@@ -1,4 +1,4 @@
-"""Report section 6: the cluster's measured scaling, when ``sweep bench`` results exist."""
+"""Report section 7: the cluster's measured scaling, when ``sweep bench`` results exist."""
 
 from __future__ import annotations
 
