@@ -122,3 +122,28 @@ def test_a_damaged_report_json_is_refused_naming_where(reports, edit, message):
     with pytest.raises(ReportFormatError) as info:
         from_json(ReportData, doc)
     assert message in str(info.value)
+
+
+def test_report_options_read_back_with_their_tuple_types():
+    from sweep.report import ReportOptions
+
+    options = ReportOptions(heatmap=("band", "lookback"), allow_import=("a.b",), progress=False)
+    doc = to_json(options)
+    assert "progress" not in doc and doc["heatmap"] == ["band", "lookback"]
+    back = from_json(ReportOptions, doc)
+    assert back.heatmap == ("band", "lookback") and back.allow_import == ("a.b",)
+    with pytest.raises(ReportFormatError, match=r"\.heatmap: expected 2 items, got 3"):
+        from_json(ReportOptions, {**doc, "heatmap": ["a", "b", "c"]})
+    with pytest.raises(ReportFormatError, match=r"\.alpha: expected float, got 'x'"):
+        from_json(ReportOptions, {**doc, "alpha": "x"})
+    with pytest.raises(ReportFormatError, match=r"\.options: expected a JSON object, got list"):
+        from_json(ReportOptions, [], "report.json.options")
+
+
+def test_a_literal_field_is_checked():
+    from sweep.report._sections import NoBenchmarks
+
+    ok = from_json(NoBenchmarks, {"available": False, "searched": ["x"], "hint": "h"})
+    assert ok == NoBenchmarks(searched=("x",), hint="h")
+    with pytest.raises(ReportFormatError, match=r"\.available: expected one of \(False,\)"):
+        from_json(NoBenchmarks, {"available": True, "searched": [], "hint": "h"})
