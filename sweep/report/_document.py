@@ -25,6 +25,7 @@ from sweep.report._sections import (
     Corrections,
     Deflated,
     Dimensionality,
+    Distribution,
     ExecutionSection,
     IdentitySection,
     IntegritySection,
@@ -335,12 +336,12 @@ def results_blocks(
         )
     )
     s = d.sharpe_ann_summary
-    if s.count:
+    if isinstance(s, Distribution):
         blocks.append(
             Paragraph(
                 f"Annualised Sharpe ratios of excess returns of {num(s.count)} configs: mean "
                 f"{num(s.mean)}, "
-                f"std {num(s.std)}, median {num((s.quantiles or {}).get('50%'))}, range "
+                f"std {num(s.std)}, median {num(s.quantiles['50%'])}, range "
                 f"{num(s.min)} to {num(s.max)}"
                 + (
                     f"; {num(d.constant_configs)} config(s) have constant returns (no Sharpe)."

@@ -15,6 +15,7 @@ from sweep.report._sections import (
     Distribution,
     HeatmapRecord,
     Histogram,
+    NoValues,
     Profile,
     ResultsSection,
     TopRow,
@@ -181,9 +182,9 @@ def _row(record: pd.Series, rank: int, params: list[str]) -> TopRow:
     )
 
 
-def _summary(values: np.ndarray) -> Distribution:
+def _summary(values: np.ndarray) -> Distribution | NoValues:
     if values.size == 0:
-        return Distribution(count=0)
+        return NoValues()
     q = np.quantile(values, [0.05, 0.25, 0.5, 0.75, 0.95])
     return Distribution(
         count=int(values.size),

@@ -293,14 +293,21 @@ class TopRow:
 
 @dataclass(frozen=True, kw_only=True)
 class Distribution:
-    """Count, moments, range and quantiles of some values (only the count when none)."""
+    """Count, moments, range and quantiles of some values (``std`` None for one value)."""
 
     count: int
-    mean: float | None = field(default=None, metadata=OMIT_NONE)
-    std: float | None = field(default=None, metadata=OMIT_NONE)
-    min: float | None = field(default=None, metadata=OMIT_NONE)
-    max: float | None = field(default=None, metadata=OMIT_NONE)
-    quantiles: Mapping[str, float] | None = field(default=None, metadata=OMIT_NONE)
+    mean: float
+    std: float | None
+    min: float
+    max: float
+    quantiles: Mapping[str, float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoValues:
+    """The distribution of no values: only the count, 0."""
+
+    count: Literal[0] = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -343,7 +350,7 @@ class ResultsSection:
     available: Literal[True] = True
     sorted_by: str
     top: tuple[TopRow, ...]
-    sharpe_ann_summary: Distribution
+    sharpe_ann_summary: Distribution | NoValues
     constant_configs: int
     sharpe_ann_histogram: Histogram
     heatmap: HeatmapRecord | None

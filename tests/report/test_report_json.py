@@ -6,6 +6,7 @@ import json
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from sweep._jsonable import dumps
@@ -147,3 +148,14 @@ def test_a_literal_field_is_checked():
     assert ok == NoBenchmarks(searched=("x",), hint="h")
     with pytest.raises(ReportFormatError, match=r"\.available: expected one of \(False,\)"):
         from_json(NoBenchmarks, {"available": True, "searched": [], "hint": "h"})
+
+
+def test_a_distribution_of_one_value_keeps_its_null_std_and_of_none_only_its_count():
+    from sweep.report._ranking import _summary
+    from sweep.report._sections import Distribution, NoValues
+
+    one = to_json(_summary(np.array([0.5])))
+    assert one["std"] is None and one["count"] == 1
+    assert from_json(Distribution | NoValues, one) == _summary(np.array([0.5]))
+    assert to_json(_summary(np.array([]))) == {"count": 0}
+    assert from_json(Distribution | NoValues, {"count": 0}) == NoValues()
