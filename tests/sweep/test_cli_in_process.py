@@ -8,6 +8,7 @@ the exit code matters.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 
 import pandas as pd
@@ -35,8 +36,12 @@ def done_run(tmp_path_factory):
 def _main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
     """Run the console entry point with ``args``: (exit code, stdout, stderr)."""
     monkeypatch.setattr(sys, "argv", ["sweep", *args])
-    with pytest.raises(SystemExit) as info:
-        main()
+    previous = signal.getsignal(signal.SIGTERM)  # main() makes SIGTERM raise: undo it after
+    try:
+        with pytest.raises(SystemExit) as info:
+            main()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     captured = capsys.readouterr()
     code = info.value.code
     return (code if isinstance(code, int) else 0), captured.out, captured.err
@@ -191,3 +196,12 @@ def test_status_names_the_driver_holding_the_lock(done_run):
     assert f"lock held by pid {os.getpid()}" in result.output
     assert info["lock"]["pid"] == os.getpid() and len(info["lock"]["token"]) == 16
     assert "none running" in runner.invoke(app, ["status", str(run_dir)]).output
+
+
+def test_the_entry_point_leaves_this_process_sigterm_handler_as_it_was(
+    done_run, monkeypatch, capsys
+):
+    before = signal.getsignal(signal.SIGTERM)
+    _, run_dir = done_run
+    assert _main(monkeypatch, capsys, "status", str(run_dir))[0] == 0
+    assert signal.getsignal(signal.SIGTERM) is before
