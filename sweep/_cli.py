@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
 from rich import box
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from sweep._driver import RunSummary
+    from sweep._record import LockInfo
 
 app = typer.Typer(
     name="sweep",
@@ -312,7 +313,7 @@ def resume(
     from sweep._trust import resolve_recorded
 
     options = _run_options(executor, address, workers, batch_size, on_error, quiet)
-    manifest = RunStore(run_dir).read_manifest()
+    manifest = RunStore(run_dir).load_manifest()
     sweep = resolve_recorded(manifest, run_dir, allow_import or ())
     _execute(sweep, run_dir, options)
 
@@ -326,25 +327,25 @@ def status(
     """Show progress of a run folder: done, failed, parts, sessions, last activity, hash."""
     from sweep._status import run_status
 
-    info = run_status(run_dir).to_json()
+    info = run_status(run_dir)
     if as_json:
-        out.print_json(json.dumps(info))
+        out.print_json(json.dumps(info.to_json()))
         return
-    total, done = info["total"], info["done"]
+    total, done = info.total, info.done
     share = done / total if total else 1.0
     filled = round(30 * share)
     lines = [
-        f"name:          {info['name']}",
+        f"name:          {info.name}",
         f"progress:      [{'#' * filled}{'.' * (30 - filled)}] {share:.1%}",
-        f"configs:       {done:,} of {total:,} done, {info['failed']:,} failed, "
-        f"{info['remaining']:,} remaining",
-        f"parts:         {info['parts']:,} good"
-        + (f", {len(info['bad_parts'])} bad (left out)" if info["bad_parts"] else ""),
-        f"last activity: {info['last_activity'] or '-'}",
-        f"driver:        {_driver_text(info['lock'])}",
-        f"table hash:    {info['table_hash'] or '- (until every config is done)'}",
+        f"configs:       {done:,} of {total:,} done, {info.failed:,} failed, "
+        f"{info.remaining:,} remaining",
+        f"parts:         {info.parts:,} good"
+        + (f", {len(info.bad_parts)} bad (left out)" if info.bad_parts else ""),
+        f"last activity: {info.last_activity or '-'}",
+        f"driver:        {_driver_text(info.lock)}",
+        f"table hash:    {info.table_hash or '- (until every config is done)'}",
     ]
-    if info["remaining"]:
+    if info.remaining:
         lines.append(f"next:          sweep resume {run_dir}")
     else:
         lines.append(f"next:          sweep report {run_dir}   (or: sweep results {run_dir})")
@@ -352,18 +353,18 @@ def status(
     sessions = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for header in ("session", "start (UTC)", "end", "host", "executor", "status", "configs"):
         sessions.add_column(header, no_wrap=True)
-    for s in info["sessions"]:
+    for s in info.sessions:
         sessions.add_row(
             *map(
                 Text,
                 (
-                    str(s["id"]),
-                    _when(s["start"]),
-                    _when(s.get("end"), s["start"]),
-                    str(s["host"]),
-                    str(s.get("executor", "")),
-                    str(s["status"]),
-                    f"{s.get('configs_computed', 0):,}",
+                    str(s.id),
+                    _when(s.start),
+                    _when(s.end, s.start),
+                    str(s.host),
+                    str(s.executor or ""),
+                    str(s.status),
+                    f"{s.configs_computed or 0:,}",
                 ),
             )
         )
@@ -380,10 +381,10 @@ def _when(stamp: str | None, same_day_as: str | None = None) -> str:
     return clock if same_day_as and same_day_as.startswith(day) else f"{day} {clock}"
 
 
-def _driver_text(lock: dict[str, Any] | None) -> str:
-    if not lock:
+def _driver_text(lock: LockInfo | None) -> str:
+    if lock is None or not lock.usable:
         return "none running"
-    return f"lock held by pid {lock.get('pid')} on {lock.get('host')}"
+    return f"lock held by pid {lock.pid} on {lock.host}"
 
 
 @app.command()
@@ -415,8 +416,7 @@ def _folds_text(run_dir: str, frame: pd.DataFrame) -> str:
     """``sweep results --folds`` on screen: each fold's test window, choice and metrics."""
     from sweep._store import RunStore
 
-    axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
-    varying = [str(a["name"]) for a in axes if int(a["size"]) > 1]
+    varying = RunStore(run_dir).load_manifest().grid.varying
     metric = next(c for c in frame.columns if c.startswith("in_sample_"))
     view = frame[["fold", "test", *varying, metric, "oos_sharpe"]].copy()
     # A CPCV split tests several windows: the first, and how many more (csv has all).
@@ -501,8 +501,8 @@ def _print_results_table(
     from sweep._results_view import results_table_view, view_columns
     from sweep._store import RunStore
 
-    axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
-    params = [str(a["name"]) for a in axes if int(a["size"]) > 1] or [str(a["name"]) for a in axes]
+    grid = RunStore(run_dir).load_manifest().grid
+    params = grid.varying or grid.param_names
     names = None if columns is None else [c.strip() for c in columns.split(",") if c.strip()]
     shown = view_columns(frame, params, names, show_all)
     keep = 1 + sum(p in shown for p in params)

@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from sweep._null_summary import merged_summary, summary_digest
-from sweep._record import PartInfo, Session
+from sweep._record import LockInfo, PartInfo, Session
 from sweep._results import results_hash, results_table
 from sweep._store import RunStore, read_run
 from sweep.errors import SweepError, close_matches
@@ -44,8 +44,8 @@ class RunStatus:
         The latest session start/end or part write (ISO UTC).
     table_hash : str or None
         None until complete.
-    lock : dict or None
-        The live driver's lock.
+    lock : LockInfo or None
+        The lock file (None when no driver holds the folder).
     """
 
     run_dir: str
@@ -60,13 +60,14 @@ class RunStatus:
     sessions: tuple[Session, ...]
     last_activity: str | None
     table_hash: str | None
-    lock: dict[str, Any] | None
+    lock: LockInfo | None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``sweep status --json``."""
         doc = {f.name: getattr(self, f.name) for f in fields(self)}
         doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
         doc["sessions"] = [s.to_json() for s in self.sessions]
+        doc["lock"] = None if self.lock is None else self.lock.to_json()
         return doc
 
 
