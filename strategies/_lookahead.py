@@ -18,6 +18,8 @@ from strategies._protocol import Strategy
 DEFAULT_CUTS = 8
 #: Default standard deviation of the log-price perturbation after a cut.
 DEFAULT_SCALE = 0.1
+#: Rows cut one by one before a coarse find, to name the first offending period exactly.
+DEFAULT_MAX_REFINE = 2000
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,10 @@ class LookaheadReport:
         The first asset whose weight changed in that row.
     cut : int or None
         The cut that revealed it (prices after row ``cut`` were perturbed, ``period <= cut``).
+    exact : bool
+        Every row before ``period`` was cut on its own and none peeked, so ``period`` is the
+        first offending period (up to perturbations a strategy ignores); False when the search
+        stopped at ``max_refine`` rows.
     """
 
     strategy: str
@@ -55,6 +61,7 @@ class LookaheadReport:
     date: str | None = None
     asset: str | None = None
     cut: int | None = None
+    exact: bool = False
 
     @property
     def clean(self) -> bool:
@@ -74,11 +81,15 @@ class LookaheadReport:
                 f"{label}: no look-ahead found (prices perturbed after {len(self.cuts)} cut "
                 "dates; no weight at or before a cut changed)"
             )
+        which = (
+            "the first offending period"
+            if self.exact
+            else "the first offending period found (earlier rows not all tested)"
+        )
         return (
             f"{label} looks ahead: its weight for asset {self.asset!r} formed at the close of "
             f"{self.date} (period {self.period}) changed when only prices after row "
-            f"{self.cut} were perturbed; first offending period found: {self.period} "
-            f"({self.date}), among the {len(self.cuts)} cut dates tested"
+            f"{self.cut} were perturbed; {which}: {self.period} ({self.date})"
         )
 
 
@@ -112,6 +123,7 @@ def check_lookahead(
     n_cuts: int = DEFAULT_CUTS,
     seed: int = 0,
     scale: float = DEFAULT_SCALE,
+    max_refine: int = DEFAULT_MAX_REFINE,
 ) -> LookaheadReport:
     """Check that a position-function strategy's weights use no price after their date.
 
@@ -135,6 +147,10 @@ def check_lookahead(
         generator state on every call).
     scale : float
         Standard deviation of the log-price perturbation.
+    max_refine : int
+        Once a cut reveals look-ahead at row ``p``, the rows before ``p`` are cut one at a
+        time, in order, up to this many, so the report names the first offending period
+        (``exact``) rather than the first among the coarse cuts.
 
     Returns
     -------
@@ -170,17 +186,27 @@ def check_lookahead(
         return LookaheadReport(strategy.name, declared, cuts, deterministic=False)
     live = panel.live_mask
     rng = np.random.default_rng(seed)
-    first: tuple[int, int, int] | None = None
-    for cut in cuts:
+
+    def revealed(cut: int) -> tuple[int, int, int] | None:
+        """The earliest (row, asset, cut) at or before ``cut`` that moved with later prices."""
         moved = weights(_perturbed(panel, cut, rng, scale))
         changed = ~_same(base[: cut + 1], moved[: cut + 1]) & live[: cut + 1]
-        if changed.any():
-            row, asset = (int(i) for i in np.argwhere(changed)[0])
-            if first is None or row < first[0]:
-                first = (row, asset, cut)
-    if first is None:
+        if not changed.any():
+            return None
+        row, asset = (int(i) for i in np.argwhere(changed)[0])
+        return row, asset, cut
+
+    found = [hit for hit in map(revealed, cuts) if hit is not None]
+    if not found:
         return LookaheadReport(strategy.name, declared, cuts, deterministic=True)
-    row, asset, cut = first
+    row, asset, cut = min(found)
+    # Refine: a row r peeks iff perturbing the prices after r moves a weight at or before r.
+    # Cutting at every row before the coarse find, in order, stops at the true first offender.
+    for earlier in range(min(row, max_refine)):
+        if (hit := revealed(earlier)) is not None:
+            row, asset, cut = hit
+            break
+    exact = row <= max_refine
     return LookaheadReport(
         strategy.name,
         declared,
@@ -190,4 +216,5 @@ def check_lookahead(
         date=str(np.datetime_as_string(panel.dates[row], unit="D")),
         asset=panel.assets[asset],
         cut=cut,
+        exact=exact,
     )

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import json
 import sys
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -560,8 +561,19 @@ def check_strategy_command(
     from sweep._check_strategy import check_strategy
 
     reports = check_strategy(_load_spec(spec_path), n_configs=configs, n_cuts=cuts, seed=seed)
+    width = max(40, out.width)
     for report in reports:
-        _say(out, ("ok    " if report.clean else "FAIL  ") + report.message())
+        mark = "ok    " if report.clean else "FAIL  "
+        _say(
+            out,
+            textwrap.fill(
+                report.message(),
+                width,
+                initial_indent=mark,
+                subsequent_indent=" " * 6,
+                break_on_hyphens=False,
+            ),
+        )
     bad = [r for r in reports if not r.clean]
     if bad:
         _say(err, f"look-ahead check failed for {len(bad)} of {len(reports)} configs")

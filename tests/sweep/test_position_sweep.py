@@ -118,7 +118,9 @@ def test_check_strategy_names_a_peeking_strategy_and_passes_a_clean_one() -> Non
     first = peek[0]
     assert first.period is not None and first.cut is not None and first.period <= first.cut
     assert "strategy 'peeking' (config window=5) looks ahead" in first.message()
-    assert f"first offending period found: {first.period}" in first.message()
+    # It reads tomorrow's close from the first row its moving average exists: row window - 1.
+    assert [(r.period, r.exact) for r in peek] == [(4, True), (19, True)]
+    assert f"the first offending period: 4 ({first.date})" in first.message()
     # Normalising by the whole sample peeks at every date: caught at the first cut or before.
     (full,) = check_strategy(
         spec_from_dict(_doc(f"{FIXTURES}:zscore_full_sample", {"window": [10]}))
