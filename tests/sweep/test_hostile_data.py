@@ -53,7 +53,7 @@ def _error(path: Path) -> str:
     [
         ("abc", "'abc' is not a number"),
         ("1,5", "is not a number"),
-        ("", "is empty"),
+        ("", "the close is missing inside the listed span of asset 'BBB'"),
         ("NA", "'NA' is not a number"),
         ("nan", "'nan' is not finite"),
         ("inf", "'inf' is not finite"),
