@@ -281,13 +281,16 @@ def run(
 def _run(
     sweep: ResolvedSweep, run_dir: str | os.PathLike[str], settings: RunSettings
 ) -> SweepResult:
+    from sweep._store import provenance_of
+
     summary = run_sweep(sweep, run_dir, settings)
+    provenance = provenance_of(sweep)
     return SweepResult(
         run_dir=summary.run_dir,
         table_hash=summary.table_hash,
         summary=summary,
-        data=sweep.data_origin,
-        strategy=sweep.strategy_source,
+        data=provenance.data,
+        strategy=provenance.strategy,
         fingerprint=sweep.fingerprint,
     )
 
