@@ -301,3 +301,21 @@ def test_a_manifest_of_an_unknown_format_is_refused_naming_versions(tmp_path):
         RunFolderError, match="'raysweep-run-v9', expected 'raysweep-run-v1' or 'raysweep-run-v2'"
     ):
         sweep.resume(tmp_path / "r")
+
+
+def test_the_readme_example_runs_as_written_and_prints_its_hash(tmp_path, monkeypatch, capsys):
+    import re
+
+    sp500_path()  # skipped where the real sample is not installed
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    found = re.search(
+        r"<!-- python-api-example -->\n```python\n(.*?)```\n\n```\n(.*?)```", text, re.S
+    )
+    assert found is not None
+    code, shown = found.groups()
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README Python API example", "exec"), {})
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0] == shown.splitlines()[0]
+    assert printed.splitlines()[1] == shown.splitlines()[1]
+    assert printed.splitlines()[-1] == "0"
