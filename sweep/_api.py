@@ -268,7 +268,7 @@ def run(
     validation = options.get("validation")
     if validation is not None:
         doc["validation"] = dict(validation)
-    spec = spec_from_dict(doc)
+    spec = spec_from_dict(doc, base_dir=Path.cwd())  # a relative data path: from here
     if panel is None:
         sweep = resolve(spec, strategy=obj)
     elif what == "DataFrame":

@@ -286,7 +286,8 @@ def panel_from_frame(
         df = df.rename_axis(names).reset_index()
     elif isinstance(df.columns, pd.MultiIndex):
         df = _flat_columns(df, source)
-    if "date" not in [str(c) for c in df.columns] and isinstance(df.index, pd.DatetimeIndex):
+    named_dates = isinstance(df.index, pd.DatetimeIndex) or df.index.name == "date"
+    if "date" not in [str(c) for c in df.columns] and named_dates:
         df = df.rename_axis("date").reset_index()
     else:
         df = df.reset_index(drop=True)

@@ -86,11 +86,10 @@ def _open(location: str) -> tuple[pafs.FileSystem, str]:
 
 
 def _label(location: str, path: str, filesystem: pafs.FileSystem) -> str:
-    """How a file is named in messages: as the user gave it, or its path for a local file."""
-    if isinstance(filesystem, pafs.LocalFileSystem) and not location.startswith("file://"):
+    """How a file is named in messages: its local path, or the URI without its query."""
+    if isinstance(filesystem, pafs.LocalFileSystem):
         return path
-    base = location.split("?", 1)[0].rstrip("/")
-    return base if path.rstrip("/").endswith(base.rsplit("/", 1)[-1]) else f"{base}/{path}"
+    return location.split("?", 1)[0]
 
 
 def open_source(location: str) -> Source:

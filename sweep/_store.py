@@ -138,6 +138,19 @@ def provenance_of(sweep: ResolvedSweep) -> Provenance:
     return Provenance(origin, sweep.strategy_source)
 
 
+def data_description(sweep: ResolvedSweep, provenance: Provenance) -> dict[str, Any]:
+    """Return the manifest's ``data``: the panel's description and where it came from.
+
+    :meth:`Panel.describe`, the origin's one line (``source``) and, for a panel with
+    listings, how many of its asset-dates are listed (the report shows this object).
+    """
+    doc = {**sweep.panel.describe(), "source": provenance.data.description}
+    if sweep.panel.has_listings:
+        doc["listed_cells"] = int(sweep.panel.live_mask.sum())
+        doc["cells"] = int(sweep.panel.live_mask.size)
+    return doc
+
+
 def run_key_of(sweep: ResolvedSweep) -> RunKey:
     """What a sweep's results depend on, as recorded in (and compared with) the manifest."""
     return RunKey(
@@ -275,7 +288,7 @@ class RunStore:
             created=utc_now(),
             run_key=run_key_of(sweep),
             spec=sweep.spec.to_dict(),
-            data=sweep.panel.describe(),
+            data=data_description(sweep, provenance),
             grid=GridRecord.from_json(sweep.grid.describe()),
             results_schema=tuple(
                 (name, kind) for name, kind in schema_description(results_schema(sweep))

@@ -132,6 +132,8 @@ def test_a_kernel_class_a_python_grid_and_a_frame_in_one_call(tmp_path, listed_f
     assert result.data.description.startswith("in-memory DataFrame, 1500 dates x 20 assets, ")
     manifest = _manifest(tmp_path / "run")
     assert manifest["spec"]["data"] == {"source": "memory"}
+    assert manifest["data"]["source"] == result.data.description
+    assert 0 < manifest["data"]["listed_cells"] < manifest["data"]["cells"] == 1500 * 20
     assert manifest["format"] == "raysweep-run-v2"
     assert manifest["provenance"]["data"]["kind"] == "memory"
     assert manifest["identity"]["data_fingerprint"] == result.fingerprint
@@ -220,6 +222,7 @@ def test_a_strategy_without_an_importable_identity_runs_and_says_so(tmp_path, li
     assert resumed.table_hash == result.table_hash and resumed.summary.computed == 1
     built, files = sweep.report_run(run_dir, strategy=strategy, out=tmp_path / "report")
     assert files.json.is_file() and built is not None
+    assert "cannot rebuild" not in files.json.read_text()  # recomputed with the object
 
 
 def test_a_strategy_defined_in_main_runs_from_a_script(tmp_path):
