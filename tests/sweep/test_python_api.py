@@ -274,6 +274,13 @@ def test_resolve_with_another_panel_records_it_honestly_and_the_cli_reopens_it(t
     assert resumed.returncode == 0 and f"table hash: {summary.table_hash}" in resumed.stdout
     status = _cli("status", tmp_path / "r")
     assert status.returncode == 0, status.stderr
+    # A copy lost (say, a driver killed between the manifest and the copy): the command line
+    # says what it needs; a resume from Python with the same panel writes the copy again.
+    (tmp_path / "r" / "data" / "panel.parquet").unlink()
+    missing = _cli("resume", tmp_path / "r", "-q")
+    assert missing.returncode == 2 and "data/panel.parquet is missing" in missing.stderr
+    assert sweep.resume(tmp_path / "r", data=other).table_hash == summary.table_hash
+    assert (tmp_path / "r" / "data" / "panel.parquet").is_file()
 
 
 def test_the_api_gives_the_spec_route_s_table_hash(tmp_path):
