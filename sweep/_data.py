@@ -216,7 +216,9 @@ def load_panel(path: Any, *, layout: str = "auto", fill: str = "none") -> Panel:
         field for every asset or none). **long**: columns ``date, asset, close`` and
         optionally ``open, high, low, volume``, one row per date and asset in any order.
         ``auto``: long when the file has an ``asset`` column. A per-asset file has a
-        ``date`` column, ``close`` and optionally the other fields.
+        ``date`` column, ``close`` and optionally the other fields. A wide table keeps its
+        column order; a long table's and a folder's assets are in name order, and their
+        dates are the union of the rows' dates.
     fill : {"none", "ffill"}
         A missing price inside an asset's listed span: an error naming the cell, or the
         last price carried forward.
