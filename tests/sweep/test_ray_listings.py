@@ -44,3 +44,20 @@ def test_a_listed_real_panel_gives_one_hash_on_ray_and_locally(ray_local, tmp_pa
         part.unlink()
     resumed = sweep.resume(tmp_path / "ray", executor="ray", batch_size=1)  # the kept copy
     assert resumed.table_hash == local.table_hash and resumed.summary.computed == 2
+
+
+def test_a_strategy_defined_in_a_function_runs_on_ray(ray_local, tmp_path):
+    from tests.sweep.test_python_api import LiveTrend
+
+    class Local(LiveTrend):  # no importable identity: Ray ships it by value
+        name = "local_trend"
+
+    raw = pd.read_csv(sp500_path(), index_col="Date", parse_dates=True)
+    frame = listed_sp500(raw.loc["1993-01-01":"2001-12-31"])
+    grid = {"lookback": [10, 40, 80], "band": [0.0]}
+    local = sweep.run(Local(), grid, frame, run_dir=tmp_path / "local", metrics=METRICS)
+    on_ray = sweep.run(
+        Local(), grid, frame, run_dir=tmp_path / "ray", metrics=METRICS, executor="ray"
+    )
+    assert on_ray.strategy.import_path is None
+    assert on_ray.table_hash == local.table_hash is not None
