@@ -28,7 +28,9 @@ class Panel:
     close : ndarray of float64, shape (n_dates, n_assets)
         Close prices, finite and positive.
     fields : dict of str to ndarray
-        Optional ``open``, ``high``, ``low`` arrays shaped like ``close``.
+        Optional ``open``, ``high``, ``low`` (prices) and ``volume`` arrays shaped like
+        ``close``; outside an asset's live span a price field holds its nearest valid value
+        and the volume is zero.
     live : ndarray of bool, shape (n_dates, n_assets), or None
         Where each asset is listed: True from its first to its last valid price, False
         before its listing and after its delisting. None means listed everywhere (the panel

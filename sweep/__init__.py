@@ -24,6 +24,7 @@ _LAZY: dict[str, str] = {
     "ResolvedSweep": "sweep._spec",
     "RunSummary": "sweep._driver",
     "SweepError": "sweep.errors",
+    "SweepResult": "sweep._api",
     "SweepSpec": "sweep._spec",
     "check_strategy": "sweep._check_strategy",
     "config_id": "sweep._identity",
@@ -37,6 +38,11 @@ _LAZY: dict[str, str] = {
     "load_spec": "sweep._spec",
     "make_panel": "sweep._data",
     "panel_fingerprint": "sweep._data",
+    "panel_from_frame": "sweep._data",
+    "python_grid": "sweep._api",
+    "report_run": "sweep._api",
+    "resume": "sweep._api",
+    "run": "sweep._api",
     "resolve": "sweep._spec",
     "results_hash": "sweep._results",
     "results_schema": "sweep._evaluate",
@@ -48,7 +54,15 @@ _LAZY: dict[str, str] = {
 }
 
 if typing.TYPE_CHECKING:
-    from sweep._data import Panel, load_panel, make_panel, panel_fingerprint, synthetic_panel
+    from sweep._api import SweepResult, python_grid, report_run, resume, run
+    from sweep._data import (
+        Panel,
+        load_panel,
+        make_panel,
+        panel_fingerprint,
+        panel_from_frame,
+        synthetic_panel,
+    )
     from sweep._driver import RunSummary, run_sweep
     from sweep._evaluate import BatchResult, evaluate_batch, results_schema
     from sweep._grid import Axis, Grid
@@ -81,6 +95,7 @@ __all__ = [
     "ResolvedSweep",
     "RunSummary",
     "SweepError",
+    "SweepResult",
     "SweepSpec",
     "__version__",
     "check_strategy",
@@ -95,10 +110,15 @@ __all__ = [
     "load_spec",
     "make_panel",
     "panel_fingerprint",
+    "panel_from_frame",
+    "python_grid",
+    "report_run",
     "resolve",
     "results_hash",
     "results_schema",
     "results_table",
+    "resume",
+    "run",
     "run_sweep",
     "spec_from_dict",
     "synthetic_panel",

@@ -3,8 +3,13 @@
 ``[metrics] benchmark`` names it:
 
 * ``"zero"``: no benchmark; the null is that a config's expected return is at most 0;
-* ``"buy_and_hold"``: equal-weight buy-and-hold of every asset of the panel (equal capital in
-  each asset at the first close, never rebalanced);
+* ``"buy_and_hold"``: equal-weight buy-and-hold of the live assets (equal capital in each
+  asset live at the first close, held; re-set to equal capital over the live assets at each
+  close where the set of live assets changes, i.e. a listing or a delisting, and held
+  again). On a panel where every asset is listed throughout it is never rebalanced: equal
+  capital at the first close, held to the end. A delisted asset earns its zero return (the
+  filled price) from its last close until the next close, where it leaves the portfolio; a
+  date with no live asset holds cash (return 0);
 * the name of an asset column: buy-and-hold of that asset.
 
 Each config's excess return over period ``t -> t+1`` is its return minus the benchmark's.
@@ -54,7 +59,7 @@ def benchmark_returns(benchmark: str, panel: Panel) -> NDArray[np.float64]:
     if benchmark == ZERO:
         return np.zeros(close.shape[0] - 1)
     if benchmark == BUY_AND_HOLD:
-        value = (close / close[0]).mean(axis=1)
+        value = _equal_weight_value(close, panel.live if panel.has_listings else None)
     else:
         value = close[:, panel.assets.index(benchmark)]
     return np.ascontiguousarray(value[1:] / value[:-1] - 1.0)
@@ -73,3 +78,31 @@ def describe_null(benchmark: str) -> str:
         f"Null hypothesis: no configuration has a higher expected return than {what} "
         "(the benchmark)."
     )
+
+
+def _equal_weight_value(
+    close: NDArray[np.float64], live: NDArray[np.bool_] | None
+) -> NDArray[np.float64]:
+    """Value of the equal-weight buy-and-hold of the live assets (module docstring), from 1.
+
+    Between two changes of the live set the portfolio is held, so its value is the mean of
+    the held assets' price relatives since the last change, times the value then.
+    """
+    if live is None:
+        same: NDArray[np.float64] = (close / close[0]).mean(axis=1)
+        return same
+    n = close.shape[0]
+    changes = np.flatnonzero((live[1:] != live[:-1]).any(axis=1)) + 1
+    starts = [0, *changes.tolist()]
+    ends = [*changes.tolist(), n - 1]
+    value = np.empty(n)
+    level = 1.0
+    for a, b in zip(starts, ends, strict=True):
+        held = np.flatnonzero(live[a])
+        if held.size:
+            relative = (close[a : b + 1, held] / close[a, held]).mean(axis=1)
+        else:
+            relative = np.ones(b + 1 - a)
+        value[a : b + 1] = level * relative
+        level = float(value[b])
+    return value

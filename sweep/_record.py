@@ -32,10 +32,17 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from sweep._provenance import Provenance
 from sweep.errors import RunFolderError
 
-#: The run-folder format this engine writes and reads (``manifest.json``'s ``format``).
+#: The run-folder format of a folder any raysweep can reopen (``manifest.json``'s ``format``).
 FORMAT = "raysweep-run-v1"
+#: The format of a folder that only this engine can reopen: its data was handed over in
+#: memory (the folder keeps a copy) or its strategy cannot be imported. An older engine
+#: refuses it with a message naming this version, instead of misreading it.
+FORMAT_V2 = "raysweep-run-v2"
+#: The formats this engine reads.
+READ_FORMATS = (FORMAT, FORMAT_V2)
 
 #: How a driver session can end (``running`` while a driver holds the folder).
 SESSION_STATUSES = ("completed", "incomplete", "interrupted", "failed", "killed", "running")
@@ -472,7 +479,10 @@ class Manifest:
     sessions : tuple of Session
         The driver sessions, in order.
     format : str
-        :data:`FORMAT`.
+        :data:`FORMAT`, or :data:`FORMAT_V2` (see :func:`format_for`).
+    provenance : Provenance or None
+        Where the data and the strategy came from (None for a folder that predates it: then
+        the spec's data and strategy name say it).
     """
 
     engine_version: str | None
@@ -484,6 +494,7 @@ class Manifest:
     results_schema: tuple[tuple[str, str], ...] | None
     sessions: tuple[Session, ...] = ()
     format: str = FORMAT
+    provenance: Provenance | None = None
 
     def to_json(self) -> JSONObject:
         """The JSON document, keys in the order format :data:`FORMAT` writes them."""
@@ -494,8 +505,10 @@ class Manifest:
             "identity": self.run_key.to_json(),
             "spec": self.spec,
             "data": self.data,
-            "grid": self.grid.to_json(),
         }
+        if self.provenance is not None:
+            doc["provenance"] = self.provenance.to_json()
+        doc["grid"] = self.grid.to_json()
         if self.results_schema is not None:
             doc["results_schema"] = [list(c) for c in self.results_schema]
         doc["sessions"] = [s.to_json() for s in self.sessions]
@@ -515,9 +528,13 @@ class Manifest:
             For another format (naming it and the one expected), or a manifest that lacks
             what a run folder needs (naming what).
         """
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        if not isinstance(doc, dict) or doc.get("format") not in READ_FORMATS:
             found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-            raise RunFolderError(f"{folder}: manifest format {found!r}, expected {FORMAT!r}")
+            raise RunFolderError(
+                f"{folder}: manifest format {found!r}, expected "
+                + " or ".join(map(repr, READ_FORMATS))
+                + " (a folder written by another raysweep version: open it with that version)"
+            )
         for key, kind in _MANIFEST_OBJECTS.items():
             if not isinstance(doc.get(key), kind):
                 raise RunFolderError(
@@ -526,6 +543,7 @@ class Manifest:
                     f"{type(doc.get(key)).__name__}); the folder cannot be used"
                 )
         schema = doc.get("results_schema")
+        provenance = doc.get("provenance")
         return cls(
             engine_version=doc.get("engine_version"),
             created=doc.get("created"),
@@ -537,6 +555,8 @@ class Manifest:
                 tuple((str(c[0]), str(c[1])) for c in schema) if isinstance(schema, list) else None
             ),
             sessions=tuple(Session.from_json(s) for s in doc["sessions"] if isinstance(s, dict)),
+            format=str(doc["format"]),
+            provenance=Provenance.from_json(provenance) if isinstance(provenance, dict) else None,
         )
 
     @classmethod
@@ -633,6 +653,17 @@ class LockInfo:
             pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
             **{k: v if isinstance(v, str) else None for k, v in text.items()},
         )
+
+
+def format_for(provenance: Provenance) -> str:
+    """Return the format a new run folder is written in.
+
+    :data:`FORMAT_V2` when only this engine can reopen it (in-memory data, a strategy that
+    cannot be imported), else :data:`FORMAT`.
+    """
+    if provenance.data.kind == "memory" or provenance.needs_python:
+        return FORMAT_V2
+    return FORMAT
 
 
 # --- tasks and parts ----------------------------------------------------------------------

@@ -25,7 +25,9 @@ from stats import FoldPlan
 from strategies import COST_PARAMS, Param, Strategy, get_strategy
 from sweep._benchmark import check_benchmark
 from sweep._data import Panel, load_panel, panel_fingerprint, synthetic_panel
+from sweep._fs import is_uri
 from sweep._grid import RESERVED_KEYS, Axis, Grid, axis_from_definition
+from sweep._provenance import DataOrigin, StrategyOrigin, strategy_origin
 from sweep._validation_spec import CpcvSpec, ValidationSpec, WalkForwardSpec, fold_plan
 from sweep.errors import (
     GridError,
@@ -52,12 +54,48 @@ class _Model(BaseModel):
 
 
 class DataSpec(_Model):
-    """Where the price panel comes from: the embedded synthetic panel or a file."""
+    """Where the price panel comes from, and how to read it.
 
-    source: Literal["synthetic", "file"] = "synthetic"
+    Attributes
+    ----------
+    source : {"synthetic", "file", "memory"}
+        The embedded synthetic panel, a file or folder (``path``), or a panel handed over
+        from Python (a DataFrame or a Panel; the run folder keeps a copy).
+    path : str or None
+        A file or a folder of per-asset files: a local path or a URI pyarrow reads
+        (``s3://``, ``gs://``); see :func:`sweep.load_panel`.
+    seed, years : int
+        Of the synthetic panel.
+    layout : {"auto", "wide", "long"}
+        Of a single file (``auto``: long when it has an ``asset`` column).
+    fill : {"none", "ffill"}
+        A missing price inside an asset's listed span: an error naming the cell, or the last
+        price carried forward.
+    """
+
+    source: Literal["synthetic", "file", "memory"] = "synthetic"
     path: str | None = None
     seed: int = Field(default=20261130, ge=0)
     years: int = Field(default=25, ge=1, le=200)
+    layout: Literal["auto", "wide", "long"] = "auto"
+    fill: Literal["none", "ffill"] = "none"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON-ready form.
+
+        ``layout`` and ``fill`` appear only when not their defaults (so a spec written before
+        they existed hashes as before); an in-memory source has no ``path``, nor the
+        synthetic panel's ``seed`` and ``years``.
+        """
+        doc = self.model_dump(mode="json")
+        for key, default in (("layout", "auto"), ("fill", "none")):
+            if doc.get(key) == default:
+                doc.pop(key)
+        if self.source == "memory":
+            doc.pop("seed")
+            doc.pop("years")
+            doc.pop("path")
+        return doc
 
 
 class StrategySpec(_Model):
@@ -156,6 +194,7 @@ class SweepSpec(_Model):
         validation existed).
         """
         doc = self.model_dump(mode="json")
+        doc["data"] = self.data.to_dict()
         if doc.get("validation") is None:
             doc.pop("validation", None)
         return doc
@@ -163,11 +202,13 @@ class SweepSpec(_Model):
     def identity(self) -> dict[str, Any]:
         """Return what identifies the sweep's results: the spec without the data's location.
 
-        The data file's path is left out (a moved file is the same data); the data itself is
-        identified by its fingerprint, which the manifest records beside the spec hash.
+        The data file's path and layout are left out (a moved or re-laid-out file is the
+        same data); the data itself is identified by its fingerprint, which the manifest
+        records beside the spec hash.
         """
         doc = self.to_dict()
         doc["data"].pop("path", None)
+        doc["data"].pop("layout", None)
         # The grid's key order fixes the canonical order of configs: keep it in the hash.
         doc["grid"] = [[name, definition] for name, definition in self.grid.items()]
         return doc
@@ -232,8 +273,9 @@ def spec_from_dict(doc: dict[str, Any], base_dir: Path | None = None) -> SweepSp
         data = dict(data)
         if "path" in data and "source" not in data:
             data["source"] = "file"
-        if isinstance(data.get("path"), str) and base_dir is not None:
-            data["path"] = str((base_dir / data["path"]).resolve())
+        path = data.get("path")
+        if isinstance(path, str) and base_dir is not None and not is_uri(path):
+            data["path"] = str((base_dir / path.removeprefix("file://")).resolve())
         doc["data"] = data
     try:
         spec = SweepSpec.model_validate(doc)
@@ -243,6 +285,11 @@ def spec_from_dict(doc: dict[str, Any], base_dir: Path | None = None) -> SweepSp
         raise SpecError("data.path: required when data.source = 'file'")
     if spec.data.source == "synthetic" and spec.data.path:
         raise SpecError("data: give either source = 'synthetic' or a path, not both")
+    if spec.data.source == "memory" and spec.data.path:
+        raise SpecError(
+            "data: source = 'memory' is a panel handed over from Python; it takes no path "
+            f"(got path = {spec.data.path!r}); use source = 'file' for a file"
+        )
     return spec
 
 
@@ -287,6 +334,11 @@ class ResolvedSweep:
         The price panel.
     fingerprint : str
         sha256 of the panel (:func:`sweep.panel_fingerprint`).
+    origin : DataOrigin or None
+        Where the panel came from (None only for a sweep built by hand: then the spec's
+        data, see :meth:`data_origin`).
+    strategy_origin : StrategyOrigin or None
+        How the strategy can be imported again (None: found from the object when needed).
     """
 
     spec: SweepSpec
@@ -294,6 +346,20 @@ class ResolvedSweep:
     grid: Grid
     panel: Panel
     fingerprint: str
+    origin: DataOrigin | None = None
+    strategy_origin: StrategyOrigin | None = None
+
+    @property
+    def data_origin(self) -> DataOrigin:
+        """Where the panel came from (the spec's data when not recorded otherwise)."""
+        return self.origin if self.origin is not None else spec_origin(self.spec)
+
+    @property
+    def strategy_source(self) -> StrategyOrigin:
+        """How the strategy can be imported again (:func:`sweep._provenance.strategy_origin`)."""
+        if self.strategy_origin is not None:
+            return self.strategy_origin
+        return strategy_origin(self.strategy)
 
     @property
     def n_returns(self) -> int:
@@ -307,12 +373,70 @@ class ResolvedSweep:
 
 
 def load_data(spec: SweepSpec) -> Panel:
-    """Load the panel a spec names (the synthetic default or a file)."""
+    """Load the panel a spec names (the synthetic default or a file or folder)."""
     if spec.data.source == "synthetic":
         return synthetic_panel(seed=spec.data.seed, years=spec.data.years)
+    if spec.data.source == "memory":
+        raise SpecError(
+            "data.source: 'memory' means the panel was handed over from Python, so the spec "
+            "cannot load it; pass the panel (resolve(spec, panel), sweep.run(..., data=frame)), "
+            "or reopen the run folder, which keeps a copy"
+        )
     if not spec.data.path:
         raise SpecError("data.path: required when data.source = 'file'")
-    return load_panel(spec.data.path)
+    return load_panel(spec.data.path, layout=spec.data.layout, fill=spec.data.fill)
+
+
+def spec_origin(spec: SweepSpec) -> DataOrigin:
+    """Where the spec's own data comes from (its synthetic panel or its file)."""
+    data = spec.data
+    if data.source == "synthetic":
+        return DataOrigin(
+            "synthetic", None, f"synthetic panel (seed {data.seed}, {data.years} years)"
+        )
+    if data.source == "file":
+        return DataOrigin("file", data.path, f"file {data.path}")
+    return DataOrigin("memory", None, "in-memory panel")
+
+
+@functools.lru_cache(maxsize=8)
+def _synthetic_fingerprint(seed: int, years: int) -> str:
+    return panel_fingerprint(synthetic_panel(seed=seed, years=years))
+
+
+def memory_origin(panel: Panel, what: str = "Panel") -> DataOrigin:
+    """The origin of a panel handed over in memory: what it was, its shape and dates."""
+    first = str(panel.dates[0].astype("datetime64[D]"))
+    last = str(panel.dates[-1].astype("datetime64[D]"))
+    assets = ", ".join(panel.assets[:5]) + (", ..." if panel.n_assets > 5 else "")
+    return DataOrigin(
+        "memory",
+        None,
+        f"in-memory {what}, {panel.n_periods} dates x {panel.n_assets} assets, {first} to "
+        f"{last} ({assets})",
+    )
+
+
+def _given_panel(spec: SweepSpec, panel: Panel) -> tuple[SweepSpec, DataOrigin]:
+    """Return the spec and origin of a panel handed to :func:`resolve`.
+
+    The spec's own data when the fingerprints match, else an in-memory panel (the spec's
+    data becomes ``memory``).
+    """
+    data = spec.data
+    if data.source == "synthetic" and panel_fingerprint(panel) == _synthetic_fingerprint(
+        data.seed, data.years
+    ):
+        return spec, spec_origin(spec)
+    if data.source == "file" and data.path:
+        try:
+            same = panel_fingerprint(load_data(spec)) == panel_fingerprint(panel)
+        except SweepError:
+            same = False
+        if same:
+            return spec, spec_origin(spec)
+    memory = DataSpec(source="memory", fill=data.fill)
+    return spec.model_copy(update={"data": memory}), memory_origin(panel)
 
 
 def _coerce_axis(axis: Axis, param: Param) -> Axis:
@@ -448,7 +572,21 @@ def _check_metrics(metrics: MetricOptions, n_returns: int) -> None:
         )
 
 
-def resolve(spec: SweepSpec, panel: Panel | None = None) -> ResolvedSweep:
+def check_strategy_object(strategy: Any) -> Strategy:
+    """Refuse (:class:`StrategySpecError`) an object that is not a Strategy, naming its lack."""
+    if isinstance(strategy, Strategy):
+        return strategy
+    lacking = [m for m in ("name", "version", "params", "evaluate") if not hasattr(strategy, m)]
+    raise StrategySpecError(
+        "strategy: expected a Strategy (an object with name, version, params and "
+        f"evaluate(panel, params, rngs)), a built-in name or an import path, got "
+        f"{type(strategy).__name__}" + (f" without {lacking}" if lacking else "")
+    )
+
+
+def resolve(
+    spec: SweepSpec, panel: Panel | None = None, *, strategy: Strategy | None = None
+) -> ResolvedSweep:
     """Check a spec against its strategy and data and build the full grid.
 
     Parameters
@@ -456,22 +594,44 @@ def resolve(spec: SweepSpec, panel: Panel | None = None) -> ResolvedSweep:
     spec : SweepSpec
         The spec.
     panel : Panel, optional
-        The price panel; loaded from the spec when omitted.
+        The price panel; loaded from the spec when omitted. A panel whose fingerprint is not
+        that of the data the spec names is recorded as in-memory data: the returned sweep's
+        spec says ``data.source = "memory"`` and the run folder keeps a copy of the panel.
+    strategy : Strategy, optional
+        The strategy object; imported from ``spec.strategy.name`` when omitted.
 
     Returns
     -------
     ResolvedSweep
         Strategy, grid (every strategy parameter present, in the grid's order followed by
-        fixed costs and defaults in the strategy's order), panel and its fingerprint.
+        fixed costs and defaults in the strategy's order), panel, its fingerprint and where
+        the panel came from.
     """
-    strategy = _load_strategy(spec.strategy.name)
-    grid = _full_grid(spec, strategy)
     if panel is None:
-        panel = load_data(spec)
+        return resolve_with(spec, load_data(spec), spec_origin(spec), strategy)
+    spec, origin = _given_panel(spec, panel)
+    return resolve_with(spec, panel, origin, strategy)
+
+
+def resolve_with(
+    spec: SweepSpec,
+    panel: Panel,
+    origin: DataOrigin,
+    strategy: Strategy | None = None,
+    known_origin: StrategyOrigin | None = None,
+) -> ResolvedSweep:
+    """:func:`resolve` with the panel's origin already known (a run folder's record)."""
+    if strategy is None:
+        strategy = _load_strategy(spec.strategy.name)
+    else:
+        strategy = check_strategy_object(strategy)
+    grid = _full_grid(spec, strategy)
     _check_windows(grid, strategy, panel)
     _check_listings(strategy, panel)
     _check_metrics(spec.metrics, panel.n_periods - 1)
     check_benchmark(spec.metrics.benchmark, panel)
-    resolved = ResolvedSweep(spec, strategy, grid, panel, panel_fingerprint(panel))
+    resolved = ResolvedSweep(
+        spec, strategy, grid, panel, panel_fingerprint(panel), origin, known_origin
+    )
     _ = resolved.fold_plan  # folds that do not fit the data are refused here
     return resolved

@@ -25,7 +25,7 @@ import secrets
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,8 +43,9 @@ from sweep._fs import (
     open_run_filesystem,
     parquet_bytes,
 )
+from sweep._panel_copy import write_panel_copy
+from sweep._provenance import PANEL_COPY, Provenance
 from sweep._record import (
-    FORMAT,
     GridRecord,
     LockInfo,
     Manifest,
@@ -53,6 +54,7 @@ from sweep._record import (
     Session,
     StrategyRef,
     TaskTelemetry,
+    format_for,
 )
 from sweep._spec import ResolvedSweep
 from sweep._version import ENGINE_VERSION
@@ -126,6 +128,27 @@ def run_binding(run_key: RunKey) -> str:
 def schema_description(schema: pa.Schema) -> list[list[str]]:
     """``[name, arrow type]`` of every column: how the manifest records the parts' schema."""
     return [[f.name, str(f.type)] for f in schema]
+
+
+def provenance_of(sweep: ResolvedSweep) -> Provenance:
+    """Where a sweep's data and strategy came from, as its run folder records it."""
+    origin = sweep.data_origin
+    if origin.kind == "memory":
+        origin = replace(origin, copy=PANEL_COPY)
+    return Provenance(origin, sweep.strategy_source)
+
+
+def data_description(sweep: ResolvedSweep, provenance: Provenance) -> dict[str, Any]:
+    """Return the manifest's ``data``: the panel's description and where it came from.
+
+    :meth:`Panel.describe`, the origin's one line (``source``) and, for a panel with
+    listings, how many of its asset-dates are listed (the report shows this object).
+    """
+    doc = {**sweep.panel.describe(), "source": provenance.data.description}
+    if sweep.panel.has_listings:
+        doc["listed_cells"] = int(sweep.panel.live_mask.sum())
+        doc["cells"] = int(sweep.panel.live_mask.size)
+    return doc
 
 
 def run_key_of(sweep: ResolvedSweep) -> RunKey:
@@ -246,6 +269,7 @@ class RunStore:
                 + "; ".join(diffs)
                 + ". Use a new --run-dir, or restore the original spec/data/strategy."
             )
+        self.keep_panel(sweep, manifest)
         return manifest
 
     def create(self, sweep: ResolvedSweep) -> Manifest:
@@ -258,17 +282,19 @@ class RunStore:
         """
         with self._reachable("create it"):
             self.fs.makedirs(self.fs.root)
+        provenance = provenance_of(sweep)
         manifest = Manifest(
             engine_version=ENGINE_VERSION,
             created=utc_now(),
             run_key=run_key_of(sweep),
             spec=sweep.spec.to_dict(),
-            data=sweep.panel.describe(),
+            data=data_description(sweep, provenance),
             grid=GridRecord.from_json(sweep.grid.describe()),
             results_schema=tuple(
                 (name, kind) for name, kind in schema_description(results_schema(sweep))
             ),
-            format=FORMAT,
+            format=format_for(provenance),
+            provenance=provenance,
         )
         data = manifest.to_bytes()
         if not self.fs.create_exclusive(self.manifest_path, data):
@@ -277,7 +303,19 @@ class RunStore:
             )
         self.ensure_folders()
         self._manifest = manifest
+        self.keep_panel(sweep, manifest)
         return manifest
+
+    def keep_panel(self, sweep: ResolvedSweep, manifest: Manifest) -> None:
+        """Write the copy of an in-memory panel if the folder's record wants one and lacks it.
+
+        A driver killed between the manifest and the copy leaves no copy; the next driver
+        that holds the panel (it passed the fingerprint check) writes it.
+        """
+        wanted = manifest.provenance is not None and manifest.provenance.data.copy is not None
+        if wanted and not self.fs.exists(self.fs.join(PANEL_COPY)):
+            with self._reachable("keep a copy of the panel"):
+                write_panel_copy(self.fs, sweep.panel)
 
     def ensure_folders(self) -> None:
         """Create ``parts/`` and ``telemetry/`` if missing (a driver killed after the manifest)."""

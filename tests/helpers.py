@@ -94,3 +94,44 @@ def small_tmpfs(folder: Path, size: str) -> Iterator[Path]:
         yield folder
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def sp500_path() -> Path:
+    """Return the real panel the tests use (skipping where it is not installed).
+
+    Daily adjusted closes of 20 S&P 500 stocks, 1990-01-02 to 2022-12-28 (8,313 dates),
+    shipped inside the ``skfolio`` wheel (BSD-3-Clause) as
+    ``skfolio/datasets/data/sp500_dataset.csv.gz``. Located through the installed
+    distribution's file list, so skfolio itself is never imported; skfolio is in the
+    ``test`` and ``data`` extras.
+    """
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    import pytest
+
+    try:
+        path = Path(str(distribution("skfolio").locate_file(SP500_FILE)))
+    except PackageNotFoundError:
+        pytest.skip("skfolio (the real S&P 500 sample panel) is not installed")
+    if not path.is_file():
+        pytest.skip(f"skfolio's wheel has no {SP500_FILE}")
+    return path
+
+
+SP500_FILE = "skfolio/datasets/data/sp500_dataset.csv.gz"
+
+
+def listed_sp500(frame: Any) -> Any:
+    """The real S&P 500 sample with listings and delistings made by masking real series.
+
+    AMD is listed from 2000-01-03 (nothing before), RRC delisted after 2015-12-31, and GE
+    both listed late (1995-01-03) and delisted early (2018-06-29): NaN outside those spans.
+    """
+    import pandas as pd
+
+    masked = frame.copy()
+    dates = pd.DatetimeIndex(masked.index)
+    masked.loc[dates < "2000-01-03", "AMD"] = float("nan")
+    masked.loc[dates > "2015-12-31", "RRC"] = float("nan")
+    masked.loc[(dates < "1995-01-03") | (dates > "2018-06-29"), "GE"] = float("nan")
+    return masked

@@ -1,26 +1,26 @@
-"""Rebuild what a run recorded (its data, its sweep) for the report's recomputations."""
+"""Rebuild what a run recorded (its data, its sweep) for the report's recomputations.
+
+The data and the strategy are found as ``sweep resume`` finds them
+(:func:`sweep._trust.resolve_recorded`): the spec's data, the folder's copy of an in-memory
+panel, or what Python handed over (:func:`sweep._trust.supplying`).
+"""
 
 from __future__ import annotations
 
-from sweep._data import Panel, panel_fingerprint
-from sweep._spec import ResolvedSweep, load_data, spec_from_dict
-from sweep._trust import resolve_recorded
+from sweep._data import Panel
+from sweep._spec import ResolvedSweep
+from sweep._trust import SUPPLIED, resolve_recorded
+from sweep._trust import recorded_panel as _recorded_panel
 from sweep.errors import SweepError
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
 
 
 def recorded_panel(run: RunData) -> Panel:
-    """The run's data, loaded from its spec and checked against the recorded fingerprint."""
-    panel = load_data(spec_from_dict(dict(run.manifest.spec)))
-    fingerprint = panel_fingerprint(panel)
-    recorded = run.manifest.run_key.data_fingerprint
-    if fingerprint != recorded:
-        raise SweepError(
-            f"the data the spec names now has fingerprint {fingerprint[:16]}..., the run used "
-            f"{str(recorded)[:16]}..."
-        )
-    return panel
+    """The run's data, checked against the recorded fingerprint."""
+    supplied = SUPPLIED.get()
+    given = supplied.panel if supplied is not None else None
+    return _recorded_panel(run.manifest, run.location, given)
 
 
 def rebuild_sweep(run: RunData, options: ReportOptions) -> ResolvedSweep:

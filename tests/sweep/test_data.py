@@ -55,7 +55,7 @@ def test_ohlc_columns_are_read(tmp_path):
     [
         (
             lambda d: d.assign(BBB=d["BBB"].where(d.index != 17, np.nan)),
-            "line 19 (2020-01-24), column 'BBB': the cell is empty",
+            "line 19 (2020-01-24), column 'BBB': the close is missing inside the listed span",
         ),
         (
             lambda d: d.assign(AAA=d["AAA"].where(d.index != 3, -1.0)),
@@ -81,5 +81,5 @@ def test_missing_file_and_bad_suffix(tmp_path):
     with pytest.raises(DataError, match="does not exist"):
         load_panel(tmp_path / "nope.csv")
     (tmp_path / "x.txt").write_text("a")
-    with pytest.raises(DataError, match=r"\.parquet or \.csv"):
+    with pytest.raises(DataError, match=r"\.parquet, \.csv or \.csv\.gz"):
         load_panel(tmp_path / "x.txt")

@@ -53,7 +53,7 @@ def _error(path: Path) -> str:
     [
         ("abc", "'abc' is not a number"),
         ("1,5", "is not a number"),
-        ("", "is empty"),
+        ("", "the close is missing inside the listed span of asset 'BBB'"),
         ("NA", "'NA' is not a number"),
         ("nan", "'nan' is not finite"),
         ("inf", "'inf' is not finite"),
@@ -215,3 +215,47 @@ def test_cli_names_the_line_of_a_bad_cell(tmp_path):
     assert "Traceback" not in proc.stderr
     assert "line 19 (2020-01-24), column 'BBB': 'abc' is not a number" in proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.csv", "s.toml"]
+
+
+def _run_cli(tmp_path: Path, data: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    doc = small_spec_dict(data=data, grid={"lookback": [5], "band": [0.0]})
+    doc["metrics"] = {**doc["metrics"], "pbo_blocks": 2, "block_length": 5}
+    spec = write_spec(tmp_path / "s.toml", doc)
+    return subprocess.run(
+        [sys.executable, "-m", "sweep", "run", str(spec), "-q"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+
+
+def test_cli_names_a_gap_a_duplicate_row_and_fills_on_request(tmp_path):
+    lines = _set_cell(_lines(), 19, 2, "")  # BBB has no price inside its listed span
+    _write(tmp_path, lines)
+    proc = _run_cli(tmp_path, {"path": "p.csv"})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "line 19 (2020-01-24), column 'BBB': the close is missing inside" in proc.stderr
+    assert 'fill = "ffill"' in proc.stderr
+    proc = _run_cli(tmp_path, {"path": "p.csv", "fill": "ffill"})
+    assert proc.returncode == 0, proc.stderr
+    long = ["date,asset,close"] + [f"{d},AAA,{10 + i}" for i, d in enumerate(DATES)]
+    long.insert(9, long[4])
+    _write(tmp_path, long, "long.csv")
+    proc = _run_cli(tmp_path, {"path": "long.csv"})
+    assert proc.returncode == 2, proc.stderr
+    assert "long.csv: line 5 and line 10 both give asset 'AAA' on 2020-01-06" in proc.stderr
+
+
+def test_leading_and_trailing_missing_prices_are_listings_not_errors(tmp_path):
+    lines = _lines()
+    for line in range(2, 7):  # AAA listed from line 7
+        lines = _set_cell(lines, line, 1, "")
+    for line in range(35, 42):  # BBB delisted after line 34
+        lines = _set_cell(lines, line, 2, "")
+    panel = load_panel(_write(tmp_path, lines))
+    assert panel.has_listings
+    assert panel.live_mask[:, 0].tolist() == [False] * 5 + [True] * (N - 5)
+    assert panel.live_mask[:, 1].tolist() == [True] * 33 + [False] * (N - 33)
+    assert (panel.close[:5, 0] == panel.close[5, 0]).all()
+    assert (panel.close[33:, 1] == panel.close[32, 1]).all()
