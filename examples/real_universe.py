@@ -39,6 +39,7 @@ class LiveTrend:
 
     name = "live_trend"
     version = "1"
+    honours_listings = True  # it holds nothing where panel.live is False
     params = (
         Param("lookback", "int", minimum=1, window=True, doc="trend window (days)"),
         Param("band", "float", minimum=0.0, default=0.0, doc="required rise"),

@@ -40,16 +40,27 @@ def strategy_import_path(strategy: Strategy) -> str | None:
         class (a strategy class instantiated without arguments); None for an object defined
         in ``__main__``, a notebook or a function, which a later process cannot import.
     """
-    for builtin, path in BUILTINS.items():
-        if path in (import_path_of(strategy), import_path_of(type(strategy))):
-            return builtin
     own = import_path_of(strategy)
-    if own is not None:
-        return own
-    cls = type(strategy)
-    if getattr(cls, "name", None) == strategy.name:
-        return import_path_of(cls)
-    return None
+    cls_path = import_path_of(type(strategy))
+    if cls_path is not None and not _fresh_instance_equals(type(strategy), strategy):
+        cls_path = None  # its class needs arguments, or builds another strategy
+    for builtin, path in BUILTINS.items():
+        if path in (own, cls_path):
+            return builtin
+    return own or cls_path
+
+
+def _fresh_instance_equals(cls: type, strategy: Strategy) -> bool:
+    """Whether ``cls()`` gives a strategy equal to ``strategy`` (name, version, params)."""
+    try:
+        fresh = cls()
+    except Exception:  # a class that needs arguments cannot be named by its path
+        return False
+    return bool(
+        getattr(fresh, "name", None) == strategy.name
+        and getattr(fresh, "version", None) == strategy.version
+        and tuple(getattr(fresh, "params", ())) == tuple(strategy.params)
+    )
 
 
 def require_import_path(strategy: Strategy, purpose: str) -> str:

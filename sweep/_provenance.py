@@ -17,12 +17,11 @@ Both are frozen records serialised in ``manifest.json``'s ``provenance`` object.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from strategies import BUILTINS, Strategy
+from strategies import Strategy, strategy_import_path
 
 #: The run-folder path of the kept copy of an in-memory panel.
 PANEL_COPY = "data/panel.parquet"
@@ -161,31 +160,6 @@ def _defined_in(obj: Any) -> list[tuple[str, str]]:
     return pairs
 
 
-def _resolves_to(module_name: str, qualname: str, strategy: Strategy) -> bool:
-    """Whether ``module:qualname`` imports this very object, or a class giving an equal one."""
-    if module_name == "__main__" or "<locals>" in qualname or not module_name:
-        return False
-    try:
-        target: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            target = getattr(target, part)
-    except Exception:  # any import failure means: not importable
-        return False
-    if target is strategy:
-        return True
-    if isinstance(target, type) and type(strategy) is target:
-        try:
-            fresh = target()
-        except Exception:  # a class that needs arguments cannot be named by path
-            return False
-        return bool(
-            fresh.name == strategy.name
-            and fresh.version == strategy.version
-            and tuple(fresh.params) == tuple(strategy.params)
-        )
-    return False
-
-
 def strategy_origin(strategy: Strategy) -> StrategyOrigin:
     """Find how a strategy object can be imported again (its built-in name or path).
 
@@ -202,14 +176,6 @@ def strategy_origin(strategy: Strategy) -> StrategyOrigin:
         (the class when instantiating it without arguments gives an equal strategy), else
         None: a strategy defined in ``__main__``, a notebook or inside a function.
     """
-    pairs = _defined_in(strategy)
-    defined_in = ":".join(pairs[0])
-    cls_path = ":".join(pairs[-1])
-    for builtin, path in BUILTINS.items():
-        if path == cls_path and strategy.name == builtin:
-            return StrategyOrigin(strategy.name, strategy.version, builtin, defined_in)
-    for module_name, qualname in pairs:
-        if _resolves_to(module_name, qualname, strategy):
-            path = f"{module_name}:{qualname}"
-            return StrategyOrigin(strategy.name, strategy.version, path, defined_in)
-    return StrategyOrigin(strategy.name, strategy.version, None, defined_in)
+    defined_in = ":".join(_defined_in(strategy)[0])
+    path = strategy_import_path(strategy)
+    return StrategyOrigin(strategy.name, strategy.version, path, defined_in)

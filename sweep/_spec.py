@@ -553,7 +553,9 @@ def _check_listings(strategy: Strategy, panel: Panel) -> None:
             f"strategy.name: strategy {strategy.name!r} is a batch kernel that does not honour "
             "a panel with listings and delistings (it could hold an asset that is not listed); "
             "use a position-function strategy instead: a built-in (xs_momentum, trend_filter, "
-            "rsi_reversion, bollinger_reversion) or your own strategies.position_strategy"
+            "rsi_reversion, bollinger_reversion) or your own strategies.position_strategy; a "
+            "batch kernel that holds nothing where panel.live is False may declare "
+            "honours_listings = True"
         )
 
 

@@ -22,7 +22,7 @@ import pytest
 
 import sweep
 from strategies import Param, StrategyOutput
-from strategies.momentum import Momentum
+from strategies.xs_momentum import xs_momentum as XsMomentum
 from sweep import panel_fingerprint, python_grid, resolve, run_sweep, spec_from_dict
 from sweep._panel_copy import decode_panel
 from sweep.errors import DataError, GridError, RunFolderError, UntrustedStrategyError
@@ -40,6 +40,7 @@ class LiveTrend:
 
     name = "live_trend"
     version = "1"
+    honours_listings = True  # it holds nothing where panel.live is False
     params = (
         Param("lookback", "int", minimum=1, window=True, doc="trend window"),
         Param("band", "float", minimum=0.0, default=0.0, doc="required rise"),
@@ -148,15 +149,15 @@ def test_a_kernel_class_a_python_grid_and_a_frame_in_one_call(tmp_path, listed_f
 def test_a_builtin_on_a_frame_resumes_and_reports_from_the_command_line(tmp_path, listed_frame):
     run_dir = tmp_path / "run"
     result = sweep.run(
-        Momentum(),
-        {"lookback": [20, 60, 120], "band": [0.0, 0.01]},
+        XsMomentum,
+        {"lookback": [20, 60, 120], "top_k": [2, 5]},
         listed_frame,
         run_dir=run_dir,
         metrics=METRICS,
         batch_size=2,
     )
-    assert result.strategy.import_path == "momentum"
-    assert _manifest(run_dir)["spec"]["strategy"]["name"] == "momentum"
+    assert result.strategy.import_path == "xs_momentum"
+    assert _manifest(run_dir)["spec"]["strategy"]["name"] == "xs_momentum"
     _drop_a_part(run_dir)
     resumed = _cli("resume", run_dir, "-q", "--batch-size", "2")
     assert resumed.returncode == 0, resumed.stderr
@@ -182,8 +183,8 @@ def test_a_builtin_on_a_frame_resumes_and_reports_from_the_command_line(tmp_path
 
 def test_a_different_panel_is_refused_from_python(tmp_path, listed_frame):
     sweep.run(
-        "momentum",
-        {"lookback": [20, 60], "band": 0.0},
+        "xs_momentum",
+        {"lookback": [20, 60], "top_k": 3},
         listed_frame,
         run_dir=tmp_path / "r",
         metrics=METRICS,

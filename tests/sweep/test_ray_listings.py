@@ -16,16 +16,16 @@ from tests.helpers import listed_sp500, sp500_path
 
 pytestmark = pytest.mark.ray
 
-GRID = {"lookback": [10, 40, 120], "band": [0.0, 0.01]}
+GRID = {"lookback": [10, 40, 120], "top_k": [2, 4]}
 METRICS = {"bootstrap_reps": 20, "block_length": 10, "pbo_blocks": 4, "benchmark": "buy_and_hold"}
 
 
 def test_a_listed_real_panel_gives_one_hash_on_ray_and_locally(ray_local, tmp_path):
     raw = pd.read_csv(sp500_path(), index_col="Date", parse_dates=True)
     frame = listed_sp500(raw.loc["1993-01-01":"2001-12-31"])  # GE and AMD list inside it
-    local = sweep.run("momentum", GRID, frame, run_dir=tmp_path / "local", metrics=METRICS)
+    local = sweep.run("xs_momentum", GRID, frame, run_dir=tmp_path / "local", metrics=METRICS)
     on_ray = sweep.run(
-        "momentum",
+        "xs_momentum",
         GRID,
         frame,
         run_dir=tmp_path / "ray",
