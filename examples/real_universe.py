@@ -8,8 +8,9 @@ missing price before an asset's first or after its last close means "not listed 
 the engine forces its weight to zero there and the buy-and-hold benchmark holds only the
 listed assets.
 
-The strategy is a batch-kernel class defined in this script (``__main__``): it runs from
-Python, and the run folder says that the command line cannot import it (``sweep report``
+The strategy is a position function defined in this script (``__main__``), booked by the
+shared accounting with fees and slippage: it runs from Python, and the run folder says that
+the command line cannot import it (``sweep report``
 still writes a report and names what it could not recompute; ``sweep.report_run(...,
 strategy=...)`` from Python recomputes everything).
 
@@ -18,53 +19,35 @@ Run: ``python examples/real_universe.py`` (writes ``runs/real-universe``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from importlib.metadata import distribution
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 import sweep
-from strategies import Param, StrategyOutput
+from strategies import Param, position_strategy
 
 SP500 = "skfolio/datasets/data/sp500_dataset.csv.gz"
 
 
-class LiveTrend:
+@position_strategy(
+    version="1",
+    params=[
+        Param("lookback", "int", window=True, doc="trend window (days)"),
+        Param("band", "float", minimum=0.0, default=0.0, doc="required rise"),
+    ],
+    long_only=True,
+)
+def live_trend(prices: np.ndarray, lookback: int, band: float) -> np.ndarray:
     """Equal weight over the listed assets whose close rose by ``band`` over ``lookback`` days.
 
-    One row per config, computed alone (invariant 1); a 5 bp cost per unit of turnover.
+    ``prices`` is NaN where an asset is not listed, so a comparison there is False: the
+    strategy never holds an asset before its listing or after its delisting.
     """
-
-    name = "live_trend"
-    version = "1"
-    honours_listings = True  # it holds nothing where panel.live is False
-    params = (
-        Param("lookback", "int", minimum=1, window=True, doc="trend window (days)"),
-        Param("band", "float", minimum=0.0, default=0.0, doc="required rise"),
-    )
-
-    def evaluate(
-        self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]
-    ) -> StrategyOutput:
-        close, live = panel.close, panel.live_mask
-        growth = close[1:] / close[:-1] - 1.0
-        n = len(params["lookback"])
-        returns = np.zeros((n, close.shape[0] - 1))
-        turnover = np.zeros_like(returns)
-        trades = np.zeros(n, dtype=np.int64)
-        for j in range(n):
-            lb, band = int(params["lookback"][j]), float(params["band"][j])
-            up = np.zeros(close.shape, dtype=bool)
-            up[lb:] = close[lb:] > close[:-lb] * (1.0 + band)
-            held = up & live
-            weights = held / np.maximum(held.sum(axis=1, keepdims=True), 1)
-            change = np.abs(np.diff(weights, axis=0, prepend=0.0))[:-1]
-            returns[j] = (weights[:-1] * growth).sum(axis=1) - 0.0005 * change.sum(axis=1)
-            turnover[j] = change.sum(axis=1)
-            trades[j] = int((change > 0).sum())
-        return StrategyOutput(returns, turnover, trades)
+    up = np.zeros(prices.shape, dtype=bool)
+    with np.errstate(invalid="ignore"):
+        up[lookback:] = prices[lookback:] > prices[:-lookback] * (1.0 + band)
+    return up / np.maximum(up.sum(axis=1, keepdims=True), 1)
 
 
 def real_universe() -> pd.DataFrame:
@@ -82,11 +65,12 @@ def main() -> None:
     """Run the sweep and print what it found and where it is."""
     prices = real_universe()
     result = sweep.run(
-        LiveTrend(),
+        live_trend,
         {"lookback": range(20, 260, 20), "band": np.array([0.0, 0.02, 0.05])},
         prices,
         run_dir="runs/real-universe",
         metrics={"benchmark": "buy_and_hold", "bootstrap_reps": 200},
+        costs={"fee_bps": 5.0, "slippage_bps": 2.0},
         seed=1,
     )
     print(f"data:       {result.data.description}")
