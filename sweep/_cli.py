@@ -101,6 +101,7 @@ def _root(
 class ExecutorKind(StrEnum):
     """Where batches run."""
 
+    auto = "auto"
     local = "local"
     ray = "ray"
 
@@ -138,12 +139,12 @@ def _load_spec(path: Path) -> SweepSpec:
 
 
 def _check_workers(executor: ExecutorKind, workers: int | None) -> None:
-    if workers is not None and executor is not ExecutorKind.ray:
+    if workers is not None and executor is ExecutorKind.local:
         raise SweepError(
-            "--workers: applies only with --executor ray (it caps the CPUs of the local Ray "
-            "cluster the sweep starts); the local executor runs in this process. Got "
-            f"--workers {workers} with --executor {executor.value}: add --executor ray or "
-            "drop --workers"
+            "--workers: applies only with --executor ray or auto (it caps the CPUs of the "
+            "local Ray cluster the sweep starts); the local executor runs in this process. "
+            f"Got --workers {workers} with --executor {executor.value}: use --executor ray "
+            "or auto, or drop --workers"
         )
 
 
@@ -166,7 +167,14 @@ RunDirOpt = Annotated[
         help="Run folder: a path or a URI such as s3://bucket/prefix (default: runs/<spec name>).",
     ),
 ]
-ExecutorOpt = Annotated[ExecutorKind, typer.Option("--executor", help="Where batches run.")]
+ExecutorOpt = Annotated[
+    ExecutorKind,
+    typer.Option(
+        "--executor",
+        help="Where batches run. auto: Ray with --address, else in-process unless a local "
+        "Ray cluster is predicted to finish first (the choice is recorded).",
+    ),
+]
 AddressOpt = Annotated[
     str | None, typer.Option("--address", envvar="RAY_ADDRESS", help="Ray cluster to join.")
 ]
@@ -244,6 +252,10 @@ def _summary_lines(summary: RunSummary) -> list[str]:
         f"{summary.failed:,} failed)",
         f"batch size: {summary.plan.batch_size} ({summary.plan.source})",
     ]
+    choice = summary.executor_choice
+    if choice is not None:
+        how = "auto: " if choice.requested == "auto" else ""
+        lines.insert(2, f"executor:   {choice.chosen} ({how}{choice.reason})")
     if summary.quarantined:
         lines.append(f"recomputed: {len(summary.quarantined)} corrupt part(s) moved to quarantine/")
     if summary.table_hash:
@@ -282,7 +294,7 @@ def _every_config_failed(run_dir: str, total: int) -> None:
 def run(
     spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML).")],
     run_dir: RunDirOpt = None,
-    executor: ExecutorOpt = ExecutorKind.local,
+    executor: ExecutorOpt = ExecutorKind.auto,
     address: AddressOpt = None,
     workers: WorkersOpt = None,
     batch_size: BatchOpt = "auto",
@@ -299,7 +311,7 @@ def run(
 @_interruptible
 def resume(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI) to continue.")],
-    executor: ExecutorOpt = ExecutorKind.local,
+    executor: ExecutorOpt = ExecutorKind.auto,
     address: AddressOpt = None,
     workers: WorkersOpt = None,
     batch_size: BatchOpt = "auto",
