@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 
-from sweep._forecast import CostModel, Scaling, crossover, predict_wall
+from sweep._forecast import CostModel, crossover, predict_wall
 from sweep._planner import PlannerSettings
 from sweep._record import ExecutorChoice, Plan
 
@@ -34,6 +34,76 @@ def local_workers(requested: int | None) -> int:
     return requested or os.cpu_count() or 1
 
 
+def decide(
+    configs: int,
+    local: CostModel,
+    ray: CostModel | None,
+    *,
+    address: str | None,
+    assumptions: tuple[str, ...] = (),
+    settings: PlannerSettings | None = None,
+) -> ExecutorChoice:
+    """THE rule of ``--executor auto``, from the costs of both executors.
+
+    Ray when a cluster ``address`` is given; else Ray when it has more than one worker and
+    its predicted wall time (:func:`sweep._forecast.predict_wall`) is below the in-process
+    one; else in-process.
+
+    Parameters
+    ----------
+    configs : int
+        Configs to run.
+    local, ray : CostModel
+        In-process and Ray costs (``ray`` None: not known, in-process).
+    address : str or None
+        A Ray cluster address.
+    assumptions : tuple of str
+        What the costs assume (recorded with the choice).
+    settings : PlannerSettings, optional
+        The planner's targets (the batch the prediction assumes).
+
+    Returns
+    -------
+    ExecutorChoice
+        ``local`` or ``ray``, the reason and the predicted wall times.
+    """
+    settings = settings or PlannerSettings()
+    t_local = predict_wall(configs, local, settings=settings).seconds
+    if ray is None:
+        if address:
+            return ExecutorChoice("auto", "ray", f"a Ray cluster address was given ({address})")
+        return ExecutorChoice(
+            "auto", "local", "Ray's costs are not known: in-process", configs, t_local
+        )
+    t_ray = predict_wall(configs, ray, settings=settings).seconds
+    p = ray.workers
+    if address:
+        chosen, reason = "ray", f"a Ray cluster address was given ({address})"
+    elif p > 1 and t_ray < t_local:
+        chosen = "ray"
+        reason = (
+            f"predicted {_secs(t_ray)} on a local Ray cluster of {p} workers vs "
+            f"{_secs(t_local)} in-process for {configs:,} configs"
+        )
+    else:
+        chosen = "local"
+        reason = (
+            f"predicted {_secs(t_local)} in-process vs {_secs(t_ray)} on a local Ray cluster "
+            f"of {p} worker{'s' if p > 1 else ''} for {configs:,} configs"
+        )
+    return ExecutorChoice(
+        "auto",
+        chosen,
+        reason,
+        configs=configs,
+        local_seconds=t_local,
+        ray_seconds=t_ray,
+        ray_workers=p,
+        crossover_configs=crossover(local, ray, settings),
+        assumptions=assumptions,
+    )
+
+
 def choose_executor(
     plan: Plan,
     configs_left: int,
@@ -42,7 +112,7 @@ def choose_executor(
     workers: int | None,
     settings: PlannerSettings | None = None,
 ) -> ExecutorChoice:
-    """Decide where the rest of a sweep runs, from the in-process plan.
+    """Decide where the rest of a sweep runs, from the in-process plan (:func:`decide`).
 
     Parameters
     ----------
@@ -62,60 +132,32 @@ def choose_executor(
     ExecutorChoice
         ``local`` or ``ray``, the reason and the predicted wall times.
     """
-    if address:
-        return ExecutorChoice(
-            "auto", "ray", f"a Ray cluster address was given ({address}): the sweep runs there"
-        )
     b, o = plan.per_config_seconds, plan.overhead_seconds
-    if not (math.isfinite(b) and b > 0 and math.isfinite(o)):
-        return ExecutorChoice(
-            "auto",
-            "local",
-            f"nothing measured to predict from ({plan.source}): in-process; "
-            "pass --executor ray to use Ray",
-            configs=configs_left,
-        )
+    if address or not (math.isfinite(b) and b > 0 and math.isfinite(o)):
+        if not address:
+            return ExecutorChoice(
+                "auto",
+                "local",
+                f"nothing measured to predict from ({plan.source}): in-process; "
+                "pass --executor ray to use Ray",
+                configs=configs_left,
+            )
+        return decide(configs_left, CostModel(1.0, 0.0), None, address=address)
     n_workers = local_workers(workers)
-    local = CostModel(b, o)
-    ray = CostModel(
-        b,
-        max(o, RAY_TASK_OVERHEAD_SECONDS),
-        RAY_STARTUP_SECONDS,
-        n_workers,
-        Scaling(),
-    )
-    t_local = predict_wall(configs_left, local, settings=settings).seconds
-    t_ray = predict_wall(configs_left, ray, settings=settings).seconds
-    cross = crossover(local, ray, settings)
+    ray = CostModel(b, max(o, RAY_TASK_OVERHEAD_SECONDS), RAY_STARTUP_SECONDS, n_workers)
     assumptions = (
         f"Ray start-up {RAY_STARTUP_SECONDS:g} s and {RAY_TASK_OVERHEAD_SECONDS * 1e3:g} ms per "
         "task (assumed, not measured: run `sweep plan` to measure them)",
         f"Ray's per-config cost equals the in-process one ({b * 1e3:.3g} ms, same machine)",
         f"linear scaling up to {n_workers} workers",
     )
-    if n_workers > 1 and t_ray < t_local:
-        chosen = "ray"
-        reason = (
-            f"predicted {_secs(t_ray)} on a local Ray cluster of {n_workers} workers vs "
-            f"{_secs(t_local)} in-process for the {configs_left:,} configs left"
-        )
-    else:
-        chosen = "local"
-        reason = (
-            f"predicted {_secs(t_local)} in-process vs {_secs(t_ray)} on a local Ray cluster "
-            f"of {n_workers} worker{'s' if n_workers > 1 else ''} for the {configs_left:,} "
-            "configs left"
-        )
-    return ExecutorChoice(
-        "auto",
-        chosen,
-        reason,
-        configs=configs_left,
-        local_seconds=t_local,
-        ray_seconds=t_ray,
-        ray_workers=n_workers,
-        crossover_configs=cross,
+    return decide(
+        configs_left,
+        CostModel(b, o),
+        ray,
+        address=None,
         assumptions=assumptions,
+        settings=settings,
     )
 
 
