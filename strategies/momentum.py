@@ -17,29 +17,41 @@ from strategies._protocol import Param, StrategyOutput, group_rows
 def _banded_positions(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     strength, signed_return, direction, bands, costs, rows, out_returns, out_turnover, out_trades
 ):
-    """For each config: positions from the dead band, net returns, turnover and trades."""
+    """For each config: positions from the dead band, net returns, turnover and trades.
+
+    Asset by asset, each loop over time is element-wise (the position before ``t`` is
+    recomputed rather than carried), so the compiler vectorises it; a period's gross return
+    still adds the active assets in asset order starting from ``+0.0``, and adding ``+0.0``
+    for an inactive asset leaves a sum that is never ``-0.0`` unchanged, so every value is
+    bit for bit the sequential per-period loop's.
+    """
     n_assets, n_ret = strength.shape
-    previous = np.zeros(n_assets, dtype=np.int8)
     for j in rows:
         band = bands[j]
         cost = costs[j]
-        previous[:] = 0
+        gross = out_returns[j]
+        moved = out_turnover[j]
+        gross[:] = 0.0
+        moved[:] = 0.0
         trades = 0
+        for a in range(n_assets):
+            s_a = strength[a]
+            d_a = direction[a]
+            r_a = signed_return[a]
+            first = d_a[0] if s_a[0] > band else 0
+            gross[0] += r_a[0] if first != 0 else 0.0
+            moved[0] += abs(first)
+            trades += first != 0
+            for t in range(1, n_ret):
+                now = d_a[t] if s_a[t] > band else 0
+                before = d_a[t - 1] if s_a[t - 1] > band else 0
+                step = now - before
+                gross[t] += r_a[t] if now != 0 else 0.0
+                moved[t] += abs(step)
+                trades += step != 0
         for t in range(n_ret):
-            gross = 0.0
-            moved = 0
-            for a in range(n_assets):
-                position = direction[a, t] if strength[a, t] > band else 0
-                if position != 0:
-                    gross += signed_return[a, t]
-                step = position - previous[a]
-                if step != 0:
-                    trades += 1
-                    moved += step if step > 0 else -step
-                previous[a] = position
-            traded = moved / n_assets
-            out_returns[j, t] = gross / n_assets - cost * traded
-            out_turnover[j, t] = traded
+            gross[t] = gross[t] / n_assets - cost * (moved[t] / n_assets)
+            moved[t] = moved[t] / n_assets
         out_trades[j] = trades
 
 
