@@ -339,6 +339,7 @@ class _SessionRun:
             return seconds
 
         settings = self.settings
+        t0 = time.perf_counter()
         self.plan, todo = plan_batches(
             self.exe, todo, settings.batch_size, on_pilot, settings.planner
         )
@@ -354,6 +355,7 @@ class _SessionRun:
             self.plan, todo = plan_batches(
                 self.exe, todo, settings.batch_size, on_pilot, settings.planner
             )
+        self.plan = replace(self.plan, planning_seconds=time.perf_counter() - t0)
         self._record(plan=self.plan, executor_info=self.exe.describe(), executor_choice=self.choice)
         bar.start_timing()
         for outcome in self.exe.run(_batches(todo, self.plan.batch_size)):

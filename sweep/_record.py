@@ -251,7 +251,12 @@ class PilotTask:
 
 @dataclass(frozen=True)
 class Plan:
-    """The chosen batch size and everything it was chosen from (a session's ``plan``)."""
+    """The chosen batch size and everything it was chosen from (a session's ``plan``).
+
+    ``planning_seconds`` is the driver's wall time spent planning (warm-up, pilots whose
+    results are kept, overhead probes; with ``--executor auto`` moving to Ray, both plans
+    and the Ray start).
+    """
 
     batch_size: int
     source: str
@@ -266,6 +271,7 @@ class Plan:
     clamps: tuple[str, ...] = ()
     warmup_configs: int = 0
     pilot: tuple[PilotTask, ...] = ()
+    planning_seconds: float = math.nan
 
     def to_json(self) -> JSONObject:
         """JSON-ready form (NaN written as null)."""

@@ -21,6 +21,7 @@ from sweep.report._options import ReportOptions
 from sweep.report._out_of_sample import OutOfSamplePlotData, out_of_sample_section
 from sweep.report._progress import Steps
 from sweep.report._ranking import ResultsPlotData, results_section
+from sweep.report._run_scaling import run_scaling
 from sweep.report._scaling import scaling_section
 from sweep.report._testing import TestingPlotData, testing_section
 from sweep.report._verdict import RULE
@@ -141,6 +142,9 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
         testing, verdict, testing_plot = testing_section(run, options, steps, oos)
         with steps.step("scaling"):
             scaling, bench = scaling_section(run, options.bench_dir)
+            scaling["from_run"] = run_scaling(
+                run.manifest, execution_plot.tasks, execution, bench.get("scaling")
+            ).to_json()
         with steps.step("figures"):
             figures = {
                 **_execution_figures(execution_plot),

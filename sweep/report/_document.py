@@ -619,9 +619,51 @@ def _usl_text(s: dict[str, Any]) -> str:
     return text
 
 
+def _run_scaling_rows(r: dict[str, Any]) -> list[tuple[str, str]]:
+    """Section 7's rows from the run's own telemetry (:mod:`sweep.report._run_scaling`)."""
+    if not r.get("tasks"):
+        return [("this run", "no task ran: nothing to measure")]
+    cross = r["crossover_configs"]
+    achieved = r["achieved_speedup"]
+    rows = [
+        (
+            "this run",
+            f"{r['tasks']:,} tasks on {r['executor']} ({r['workers']} worker(s)); O = "
+            f"{seconds(r['overhead_seconds'])} per task, b = {seconds(r['per_config_seconds'])} "
+            f"per config, from the {r['source']}",
+        ),
+        (
+            "batching S(B)",
+            f"at the run's batch B = {r['batch_size']:,}: law {num(r['law_speedup'], 3)}, "
+            + (
+                f"achieved {num(achieved, 3)}"
+                if achieved is not None
+                else "achieved not measurable (no warm task of that size)"
+            )
+            + f" (ceiling 1 + O/b = {num(r['ceiling'], 3)})",
+        ),
+        (
+            "crossover",
+            (
+                f"Ray beats in-process above {cross:,} configs"
+                if cross is not None
+                else "none: Ray is not predicted to beat in-process at any grid size"
+            )
+            + "; assumes: "
+            + "; ".join(r["crossover_basis"]),
+        ),
+    ]
+    if r.get("usl"):
+        u = r["usl"]
+        rows.append(("USL (bench)", f"σ = {num(u['sigma'])}, κ = {num(u['kappa'])}"))
+    return rows
+
+
 def scaling_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
-    """Section 6."""
+    """Section 7: the run's own scaling (never empty), then ``sweep bench`` results."""
     blocks: list[Block] = [Heading(2, "7. Scaling")]
+    if d.get("from_run"):
+        blocks.append(KeyValues(_run_scaling_rows(d["from_run"])))
     if not d.get("available"):
         return [
             *blocks,
