@@ -257,7 +257,7 @@ def _summary_lines(summary: RunSummary) -> list[str]:
     choice = summary.executor_choice
     if choice is not None:
         how = "auto: " if choice.requested == "auto" else ""
-        lines.insert(2, f"executor:   {choice.chosen} ({how}{choice.reason})")
+        lines.insert(2, _fields([f"executor:   {choice.chosen} ({how}{choice.reason})"], 12))
     if summary.quarantined:
         lines.append(f"recomputed: {len(summary.quarantined)} corrupt part(s) moved to quarantine/")
     if summary.table_hash:
@@ -359,7 +359,9 @@ def status(
         *_live_lines(info["live"]),
         f"table hash:    {info['table_hash'] or '- (until every config is done)'}",
     ]
-    if info["remaining"]:
+    if info["live"] is not None:
+        lines.append(f"next:          a driver is running; follow it with: sweep status {run_dir}")
+    elif info["remaining"]:
         lines.append(f"next:          sweep resume {run_dir}")
     else:
         lines.append(f"next:          sweep report {run_dir}   (or: sweep results {run_dir})")
@@ -378,7 +380,7 @@ def status(
                     str(s["host"]),
                     str(s.get("executor", "")),
                     str(s["status"]),
-                    f"{s.get('configs_computed', 0):,}",
+                    f"{_session_configs(s, info['live']):,}",
                 ),
             )
         )
@@ -393,6 +395,13 @@ def _when(stamp: str | None, same_day_as: str | None = None) -> str:
     day, _, rest = stamp.partition("T")
     clock = rest[:8]
     return clock if same_day_as and same_day_as.startswith(day) else f"{day} {clock}"
+
+
+def _session_configs(session: dict[str, Any], live: dict[str, Any] | None) -> int:
+    """Configs a session computed: recorded at its end, live from telemetry while running."""
+    if live is not None and session["id"] == live["session"]:
+        return int(live["configs"])
+    return int(session.get("configs_computed") or 0)
 
 
 def _live_lines(live: dict[str, Any] | None) -> list[str]:
@@ -645,7 +654,7 @@ def _wall(seconds: float) -> str:
     return f"{seconds:.2f} s" if seconds < 60 else format_duration(seconds)
 
 
-def _fields(lines: list[str]) -> str:
+def _fields(lines: list[str], indent: int = 13) -> str:
     """``label:   text`` lines wrapped to the terminal, continued under the text."""
     import textwrap
 
@@ -655,7 +664,7 @@ def _fields(lines: list[str]) -> str:
         wrapped += textwrap.wrap(
             line,
             width,
-            subsequent_indent=" " * 13,
+            subsequent_indent=" " * indent,
             break_on_hyphens=False,
             break_long_words=False,
         ) or [""]
