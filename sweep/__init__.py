@@ -17,6 +17,7 @@ _LAZY: dict[str, str] = {
     "Axis": "sweep._grid",
     "BatchPlan": "sweep._planner",
     "BatchResult": "sweep._evaluate",
+    "ExecutorChoice": "sweep._record",
     "Grid": "sweep._grid",
     "MetricOptions": "sweep._spec",
     "Panel": "sweep._data",
@@ -24,6 +25,7 @@ _LAZY: dict[str, str] = {
     "ResolvedSweep": "sweep._spec",
     "RunSummary": "sweep._driver",
     "SweepError": "sweep.errors",
+    "SweepPlan": "sweep._preflight",
     "SweepSpec": "sweep._spec",
     "config_id": "sweep._identity",
     "config_ids": "sweep._identity",
@@ -36,6 +38,7 @@ _LAZY: dict[str, str] = {
     "load_spec": "sweep._spec",
     "make_panel": "sweep._data",
     "panel_fingerprint": "sweep._data",
+    "plan_sweep": "sweep._preflight",
     "resolve": "sweep._spec",
     "results_hash": "sweep._results",
     "results_schema": "sweep._evaluate",
@@ -54,6 +57,8 @@ if typing.TYPE_CHECKING:
     from sweep._identity import config_id, config_ids, config_seed, config_stream
     from sweep._out_of_sample import fold_table
     from sweep._planner import BatchPlan, PlannerSettings
+    from sweep._preflight import SweepPlan, plan_sweep
+    from sweep._record import ExecutorChoice
     from sweep._results import load_results, results_hash, results_table
     from sweep._spec import (
         MetricOptions,
@@ -73,6 +78,7 @@ __all__ = [
     "Axis",
     "BatchPlan",
     "BatchResult",
+    "ExecutorChoice",
     "Grid",
     "MetricOptions",
     "Panel",
@@ -80,6 +86,7 @@ __all__ = [
     "ResolvedSweep",
     "RunSummary",
     "SweepError",
+    "SweepPlan",
     "SweepSpec",
     "__version__",
     "config_id",
@@ -93,6 +100,7 @@ __all__ = [
     "load_spec",
     "make_panel",
     "panel_fingerprint",
+    "plan_sweep",
     "resolve",
     "results_hash",
     "results_schema",

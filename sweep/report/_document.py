@@ -249,6 +249,9 @@ def execution_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
                 caption="The planner's measurements and choice per session.",
             )
         )
+    choices = [_choice_text(p) for p in d["planner"] if p.get("executor_choice")]
+    if choices:
+        blocks.append(KeyValues(choices))
     blocks.append(
         Paragraph("; ".join(f"{k}: {v}" for k, v in d["definitions"].items()) + ".", "note")
     )
@@ -657,6 +660,17 @@ def _run_scaling_rows(r: dict[str, Any]) -> list[tuple[str, str]]:
         u = r["usl"]
         rows.append(("USL (bench)", f"σ = {num(u['sigma'])}, κ = {num(u['kappa'])}"))
     return rows
+
+
+def _choice_text(p: dict[str, Any]) -> tuple[str, str]:
+    """One session's executor choice: what was asked, what ran, why, the predictions."""
+    c = p["executor_choice"]
+    text = f"{c['chosen']} (asked: {c['requested']}): {c['reason']}"
+    if c.get("assumptions"):
+        text += "; assumed: " + "; ".join(c["assumptions"])
+    if p.get("planning_seconds") is not None:
+        text += f"; planning took {seconds(p['planning_seconds'])}"
+    return (f"session {p['session']} executor", text)
 
 
 def scaling_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:

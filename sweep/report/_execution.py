@@ -151,6 +151,8 @@ def _planner_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
                 "law_batch": plan.get("law_batch"),
                 "clamps": list(plan.get("clamps") or []),
                 "pilot_tasks": len(plan.get("pilot") or []),
+                "planning_seconds": plan.get("planning_seconds"),
+                "executor_choice": s.get("executor_choice"),
             }
         )
     return rows
