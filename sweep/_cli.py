@@ -685,11 +685,11 @@ def _plan_lines(found: SweepPlan) -> list[str]:
         lines.append(f"Ray:         {found.ray_note}")
     else:
         where = ray.describe.get("address", "")
-        lines += [
-            f"Ray:         {ray.workers} workers ({where}), start-up {_ms(ray.startup_seconds)},",
-            f"             b {_ms(ray.per_config_seconds)}/config, "
-            f"O {_ms(ray.overhead_seconds)}/task, batch {ray.batch_size:,}",
-        ]
+        lines.append(
+            f"Ray:         {ray.workers} workers ({where} cluster), start-up "
+            f"{_ms(ray.startup_seconds)}, b {_ms(ray.per_config_seconds)} per config, "
+            f"O {_ms(ray.overhead_seconds)} per task"
+        )
     lines.append(f"scaling:     {found.scaling.source}")
     return lines
 
