@@ -343,24 +343,48 @@ class _SessionRun:
         self.plan, todo = plan_batches(
             self.exe, todo, settings.batch_size, on_pilot, settings.planner
         )
-        self.choice = self._choose(todo)
-        if self.choice.chosen != self.exe.name:  # auto: a local Ray cluster finishes first
-            self.exe.close()
-            self.exe = make_executor(
-                self.choice.chosen, address=settings.address, workers=settings.workers
-            )
-            self._record(executor=self.exe.name, executor_choice=self.choice)
-            self.exe.start(self.sweep)
-            self.rearm_sigterm()
-            self.plan, todo = plan_batches(
-                self.exe, todo, settings.batch_size, on_pilot, settings.planner
-            )
+        choice = self._choose(todo)
+        if choice.chosen != self.exe.name:  # auto: a local Ray cluster finishes first
+            choice, todo = self._move(choice, todo, on_pilot)
+        self.choice = choice
         self.plan = replace(self.plan, planning_seconds=time.perf_counter() - t0)
         self._record(plan=self.plan, executor_info=self.exe.describe(), executor_choice=self.choice)
         bar.start_timing()
         for outcome in self.exe.run(_batches(todo, self.plan.batch_size)):
             self.write(outcome)
             bar.advance(int(outcome.indices.shape[0]))
+
+    def _move(
+        self,
+        choice: ExecutorChoice,
+        todo: NDArray[np.int64],
+        on_pilot: Callable[[BatchOutcome], float],
+    ) -> tuple[ExecutorChoice, NDArray[np.int64]]:
+        """Move the rest of the sweep to the chosen executor and plan there.
+
+        If it does not start, the sweep stays in-process and the choice says why.
+        """
+        settings = self.settings
+        other = make_executor(choice.chosen, address=settings.address, workers=settings.workers)
+        try:
+            other.start(self.sweep)
+        except ExecutionError as exc:
+            with contextlib.suppress(Exception):  # best effort: nothing may have started
+                other.close()
+            fallback = replace(
+                choice,
+                chosen=self.exe.name,
+                reason=f"{choice.reason}; but {other.name} did not start ({exc}), so "
+                f"{self.exe.name} ran the sweep",
+            )
+            return fallback, todo
+        finally:
+            self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
+        self.exe.close()
+        self.exe = other
+        self._record(executor=other.name, executor_choice=choice)
+        self.plan, todo = plan_batches(other, todo, settings.batch_size, on_pilot, settings.planner)
+        return choice, todo
 
     def _choose(self, todo: NDArray[np.int64]) -> ExecutorChoice:
         """The executor for the configs left after planning (see :mod:`sweep._auto`)."""

@@ -180,3 +180,21 @@ def test_status_shows_the_running_sessions_rate_read_only(tmp_path):
     assert "time left:     0s at that rate" in proc.stdout
     assert before == after  # read-only while a driver runs
     assert run_status(run_dir).live is None  # lock released: no live rate
+
+
+@pytest.mark.ray
+# Ray's failed ray.init leaves a finished helper process's Popen un-waited (Ray-internal)
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_auto_stays_in_process_when_ray_does_not_start(ray_env, tmp_path, monkeypatch):
+    import sweep._auto as auto
+
+    monkeypatch.setattr(auto, "RAY_STARTUP_SECONDS", 0.0)
+    monkeypatch.setattr(auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)
+    # a real failure: token authentication with a token file that does not exist
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "no-such-token"))
+    summary = run_sweep(spec_from_dict(_spec_480()), tmp_path / "run", workers=2, progress=False)
+    choice = summary.executor_choice
+    assert choice is not None and choice.chosen == "local" and "did not start" in choice.reason
+    assert summary.done == 480 and summary.table_hash is not None
+    session = RunStore(tmp_path / "run").load_manifest().sessions[-1]
+    assert session.executor == "local" and session.status == "completed"
