@@ -20,17 +20,19 @@ def _banded_positions(  # type: ignore[no-untyped-def]  # pragma: no cover - com
     """For each config: positions from the dead band, net returns, turnover and trades.
 
     Asset by asset, each loop over time is element-wise (the position before ``t`` is
-    recomputed rather than carried), so the compiler vectorises it; a period's gross return
-    still adds the active assets in asset order starting from ``+0.0``, and adding ``+0.0``
-    for an inactive asset leaves a sum that is never ``-0.0`` unchanged, so every value is
-    bit for bit the sequential per-period loop's.
+    recomputed rather than carried, positions are floats -1, 0, 1, the sums go to scratch
+    rows), so the compiler vectorises it; a period's gross return still adds the active
+    assets in asset order starting from ``+0.0`` (an asset is active exactly when its
+    strength exceeds the band, ``band >= 0``), and adding ``+0.0`` for an inactive asset
+    leaves a sum that is never ``-0.0`` unchanged, so every value is bit for bit the
+    sequential per-period loop's.
     """
     n_assets, n_ret = strength.shape
+    gross = np.empty(n_ret)  # scratch rows of this call: the compiler sees they do not alias
+    moved = np.empty(n_ret)
     for j in rows:
         band = bands[j]
         cost = costs[j]
-        gross = out_returns[j]
-        moved = out_turnover[j]
         gross[:] = 0.0
         moved[:] = 0.0
         trades = 0
@@ -38,20 +40,23 @@ def _banded_positions(  # type: ignore[no-untyped-def]  # pragma: no cover - com
             s_a = strength[a]
             d_a = direction[a]
             r_a = signed_return[a]
-            first = d_a[0] if s_a[0] > band else 0
-            gross[0] += r_a[0] if first != 0 else 0.0
+            first = d_a[0] if s_a[0] > band else 0.0
+            gross[0] += r_a[0] if first != 0.0 else 0.0
             moved[0] += abs(first)
-            trades += first != 0
+            trades += first != 0.0
             for t in range(1, n_ret):
-                now = d_a[t] if s_a[t] > band else 0
-                before = d_a[t - 1] if s_a[t - 1] > band else 0
+                on = s_a[t] > band
+                now = d_a[t] if on else 0.0
+                before = d_a[t - 1] if s_a[t - 1] > band else 0.0
                 step = now - before
-                gross[t] += r_a[t] if now != 0 else 0.0
+                gross[t] += r_a[t] if on else 0.0
                 moved[t] += abs(step)
-                trades += step != 0
+                trades += step != 0.0
+        out_r = out_returns[j]
+        out_t = out_turnover[j]
         for t in range(n_ret):
-            gross[t] = gross[t] / n_assets - cost * (moved[t] / n_assets)
-            moved[t] = moved[t] / n_assets
+            out_r[t] = gross[t] / n_assets - cost * (moved[t] / n_assets)
+            out_t[t] = moved[t] / n_assets
         out_trades[j] = trades
 
 
@@ -99,7 +104,7 @@ class Momentum:
             signal[lb:] = log_price[lb:-1] - log_price[: -1 - lb]
             side = np.sign(np.nan_to_num(signal))
             strength = np.ascontiguousarray(np.abs(signal).T)  # (A, T): NaN is never > band
-            direction = np.ascontiguousarray(side.T.astype(np.int8))
+            direction = np.ascontiguousarray(side.T)  # -1.0, 0.0 or 1.0
             signed_return = np.ascontiguousarray((side * asset_returns).T)
             _banded_positions(
                 strength, signed_return, direction, band, cost, rows, returns, turnover, n_trades
