@@ -674,6 +674,9 @@ def _fields(lines: list[str], indent: int = 13) -> str:
 def _plan_lines(found: SweepPlan) -> list[str]:
     """``sweep plan`` on screen: the grid, the measurements, the crossover and the choice."""
     axes = " x ".join(f"{name} {size}" for name, size in found.axes)
+    product = math.prod(size for _, size in found.axes)
+    if product != found.configs:
+        axes += f" = {product:,}, less those the constraints exclude"
     local = found.local
     lines = [
         f"sweep:       {found.name}: {found.configs:,} configs ({axes})",
