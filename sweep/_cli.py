@@ -676,7 +676,7 @@ def _plan_lines(found: SweepPlan) -> list[str]:
     axes = " x ".join(f"{name} {size}" for name, size in found.axes)
     product = math.prod(size for _, size in found.axes)
     if product != found.configs:
-        axes += f" = {product:,}, less those the constraints exclude"
+        axes += f": {product:,} combinations before zip groups and constraints"
     local = found.local
     lines = [
         f"sweep:       {found.name}: {found.configs:,} configs ({axes})",
