@@ -113,3 +113,28 @@ def test_eta_and_durations():
 def test_planner_settings_change_the_prediction():
     coarse = predict_wall(100_000, CostModel(1e-3, 0.05, 0.0, 4), settings=PlannerSettings(0.5))
     assert coarse.batch_size == 50  # B*(0.5) = O / b
+
+
+def test_plan_reads_the_usl_of_the_last_bench_scaling(tmp_path):
+    import json
+
+    from sweep._preflight import bench_scaling
+    from sweep.bench._io import FORMAT
+
+    assert bench_scaling(str(tmp_path)).linear  # nothing there: linear, and it says so
+    assert "linear scaling" in bench_scaling(str(tmp_path)).source
+    doc = {
+        "format": FORMAT,
+        "kind": "scaling",
+        "generated": "2026-12-02T00:00:00+00:00",
+        "cluster_cpus": 8,
+        "fit": {"available": True, "sigma": 0.05, "kappa": 0.002},
+    }
+    (tmp_path / "scaling.json").write_text(json.dumps(doc))
+    usl = bench_scaling(str(tmp_path))
+    assert (usl.sigma, usl.kappa) == (0.05, 0.002) and "USL" in usl.source
+    assert usl.capacity(8) == pytest.approx(8 / (1 + 0.05 * 7 + 0.002 * 8 * 7))
+    doc["fit"] = {"available": False, "reason": "too few points"}
+    (tmp_path / "scaling.json").write_text(json.dumps(doc))
+    failed = bench_scaling(str(tmp_path))
+    assert failed.linear and "too few points" in failed.source
