@@ -27,12 +27,12 @@ def main() -> None:
     docs = []
     for k in range(args.repeat):
         report = build_report(args.run_dir, ReportOptions(progress=False))
-        steps = report.data["generated"]["step_seconds"]
+        steps = report.data.generated.step_seconds
         total = sum(steps.values())
         print(f"build {k + 1}: {total:.1f} s")
         for name, seconds in steps.items():
             print(f"  {name:<40} {seconds:7.2f} s")
-        doc = json.loads(dumps(report.data))
+        doc = json.loads(dumps(report.to_json()))
         doc.pop("generated")
         docs.append(doc)
     if len(docs) > 1:

@@ -29,6 +29,12 @@ from sweep.report._load import load_run
 from sweep.report._options import ReportOptions
 from sweep.report._out_of_sample import out_of_sample_section
 from sweep.report._progress import Steps
+from sweep.report._sections import (
+    MultipleTestingSection,
+    OutOfSampleSection,
+    PBOSection,
+    SweepWideTests,
+)
 from sweep.report._testing import testing_section
 from sweep.report._verdict import holds_out_of_sample
 
@@ -178,15 +184,23 @@ def judge_panel(
         section, verdict, _ = testing_section(run, options, Steps(enabled=False), oos)
     if verdict is None or verdict.likely_real is None:
         raise RuntimeError("the pipeline gave no verdict on a calibration panel")
-    psr = (oos.get("walk_forward") or {}).get("psr") if oos.get("available") else None
+    walk = oos.walk_forward if isinstance(oos, OutOfSampleSection) else None
+    psr = None if walk is None else walk.psr
+    if not isinstance(section, MultipleTestingSection) or section.winner is None:
+        raise RuntimeError("the pipeline found no winner on a calibration panel")
+    tests = section.sweep_wide
+    pbo = section.pbo if isinstance(section.pbo, PBOSection) else None
+    prob_oos_loss = None if pbo is None else pbo.prob_oos_loss
     return PanelOutcome(
         likely_real=bool(verdict.likely_real),
-        sweep_pvalue=float(section["sweep_wide"]["winner_pvalue"]),
-        prob_oos_loss=section["pbo"].get("prob_oos_loss"),
-        pbo=section["pbo"].get("pbo"),
-        winner_sharpe_ann=float(section["winner"]["sharpe_ann"]),
+        sweep_pvalue=float(tests.winner_pvalue)
+        if isinstance(tests, SweepWideTests) and tests.winner_pvalue is not None
+        else math.nan,
+        prob_oos_loss=prob_oos_loss,
+        pbo=None if pbo is None else pbo.pbo,
+        winner_sharpe_ann=section.winner.sharpe_ann,
         oos_psr=psr,
-        oos_holds=holds_out_of_sample(section["pbo"].get("prob_oos_loss"), psr),
+        oos_holds=holds_out_of_sample(prob_oos_loss, psr),
     )
 
 

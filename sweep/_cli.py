@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
 from rich import box
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
     from sweep._driver import RunSummary
     from sweep._preflight import SweepPlan
+    from sweep._record import LockInfo
+    from sweep._status import LiveRate
 
 app = typer.Typer(
     name="sweep",
@@ -326,7 +328,7 @@ def resume(
     from sweep._trust import resolve_recorded
 
     options = _run_options(executor, address, workers, batch_size, on_error, quiet)
-    manifest = RunStore(run_dir).read_manifest()
+    manifest = RunStore(run_dir).load_manifest()
     sweep = resolve_recorded(manifest, run_dir, allow_import or ())
     _execute(sweep, run_dir, options)
 
@@ -340,28 +342,28 @@ def status(
     """Show progress of a run folder: done, failed, parts, sessions, last activity, hash."""
     from sweep._status import run_status
 
-    info = run_status(run_dir).to_json()
+    info = run_status(run_dir)
     if as_json:
-        out.print_json(json.dumps(info))
+        out.print_json(json.dumps(info.to_json()))
         return
-    total, done = info["total"], info["done"]
+    total, done = info.total, info.done
     share = done / total if total else 1.0
     filled = round(30 * share)
     lines = [
-        f"name:          {info['name']}",
+        f"name:          {info.name}",
         f"progress:      [{'#' * filled}{'.' * (30 - filled)}] {share:.1%}",
-        f"configs:       {done:,} of {total:,} done, {info['failed']:,} failed, "
-        f"{info['remaining']:,} remaining",
-        f"parts:         {info['parts']:,} good"
-        + (f", {len(info['bad_parts'])} bad (left out)" if info["bad_parts"] else ""),
-        f"last activity: {info['last_activity'] or '-'}",
-        f"driver:        {_driver_text(info['lock'])}",
-        *_live_lines(info["live"]),
-        f"table hash:    {info['table_hash'] or '- (until every config is done)'}",
+        f"configs:       {done:,} of {total:,} done, {info.failed:,} failed, "
+        f"{info.remaining:,} remaining",
+        f"parts:         {info.parts:,} good"
+        + (f", {len(info.bad_parts)} bad (left out)" if info.bad_parts else ""),
+        f"last activity: {info.last_activity or '-'}",
+        f"driver:        {_driver_text(info.lock)}",
+        *_live_lines(info.live),
+        f"table hash:    {info.table_hash or '- (until every config is done)'}",
     ]
-    if info["live"] is not None:
+    if info.live is not None:
         lines.append(f"next:          a driver is running; follow it with: sweep status {run_dir}")
-    elif info["remaining"]:
+    elif info.remaining:
         lines.append(f"next:          sweep resume {run_dir}")
     else:
         lines.append(f"next:          sweep report {run_dir}   (or: sweep results {run_dir})")
@@ -369,18 +371,18 @@ def status(
     sessions = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for header in ("session", "start (UTC)", "end", "host", "executor", "status", "configs"):
         sessions.add_column(header, no_wrap=True)
-    for s in info["sessions"]:
+    for s in info.sessions:
         sessions.add_row(
             *map(
                 Text,
                 (
-                    str(s["id"]),
-                    _when(s["start"]),
-                    _when(s.get("end"), s["start"]),
-                    str(s["host"]),
-                    str(s.get("executor", "")),
-                    str(s["status"]),
-                    f"{_session_configs(s, info['live']):,}",
+                    str(s.id),
+                    _when(s.start),
+                    _when(s.end, s.start),
+                    str(s.host),
+                    str(s.executor or ""),
+                    str(s.status),
+                    f"{_session_configs(s.id, s.configs_computed, info.live):,}",
                 ),
             )
         )
@@ -397,34 +399,33 @@ def _when(stamp: str | None, same_day_as: str | None = None) -> str:
     return clock if same_day_as and same_day_as.startswith(day) else f"{day} {clock}"
 
 
-def _session_configs(session: dict[str, Any], live: dict[str, Any] | None) -> int:
+def _session_configs(session: int, recorded: int | None, live: LiveRate | None) -> int:
     """Configs a session computed: recorded at its end, live from telemetry while running."""
-    if live is not None and session["id"] == live["session"]:
-        return int(live["configs"])
-    return int(session.get("configs_computed") or 0)
+    if live is not None and session == live.session:
+        return live.configs
+    return int(recorded or 0)
 
 
-def _live_lines(live: dict[str, Any] | None) -> list[str]:
+def _live_lines(live: LiveRate | None) -> list[str]:
     """The running session's rate and time left (nothing when no driver runs)."""
     if live is None:
         return []
     from sweep._eta import Eta
 
-    rate, left = live["configs_per_second"], live["seconds_left"]
-    estimate = Eta(math.nan if rate is None else rate, math.nan if left is None else left)
+    estimate = Eta(live.configs_per_second, live.seconds_left)
     if not estimate.known:
-        return [f"rate:          - (session {live['session']} is planning; no task done yet)"]
+        return [f"rate:          - (session {live.session} is planning; no task done yet)"]
     return [
-        f"rate:          {estimate.rate_text()} (session {live['session']}, "
-        f"{live['executor']}, {live['configs']:,} configs so far)",
+        f"rate:          {estimate.rate_text()} (session {live.session}, "
+        f"{live.executor}, {live.configs:,} configs so far)",
         f"time left:     {estimate.left_text()} at that rate",
     ]
 
 
-def _driver_text(lock: dict[str, Any] | None) -> str:
-    if not lock:
+def _driver_text(lock: LockInfo | None) -> str:
+    if lock is None or not lock.usable:
         return "none running"
-    return f"lock held by pid {lock.get('pid')} on {lock.get('host')}"
+    return f"lock held by pid {lock.pid} on {lock.host}"
 
 
 @app.command()
@@ -456,8 +457,7 @@ def _folds_text(run_dir: str, frame: pd.DataFrame) -> str:
     """``sweep results --folds`` on screen: each fold's test window, choice and metrics."""
     from sweep._store import RunStore
 
-    axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
-    varying = [str(a["name"]) for a in axes if int(a["size"]) > 1]
+    varying = RunStore(run_dir).load_manifest().grid.varying
     metric = next(c for c in frame.columns if c.startswith("in_sample_"))
     view = frame[["fold", "test", *varying, metric, "oos_sharpe"]].copy()
     # A CPCV split tests several windows: the first, and how many more (csv has all).
@@ -542,8 +542,8 @@ def _print_results_table(
     from sweep._results_view import results_table_view, view_columns
     from sweep._store import RunStore
 
-    axes = RunStore(run_dir).read_manifest()["grid"]["axes"]
-    params = [str(a["name"]) for a in axes if int(a["size"]) > 1] or [str(a["name"]) for a in axes]
+    grid = RunStore(run_dir).load_manifest().grid
+    params = grid.varying or grid.param_names
     names = None if columns is None else [c.strip() for c in columns.split(",") if c.strip()]
     shown = view_columns(frame, params, names, show_all)
     keep = 1 + sum(p in shown for p in params)

@@ -23,7 +23,7 @@ from sweep._auto import choose_executor
 from sweep._environment import environment
 from sweep._planner import PlannerSettings, plan_batches
 from sweep._progress import SweepProgress
-from sweep._record import ExecutorChoice, Plan, Session
+from sweep._record import ExecutorChoice, LockInfo, Plan, Session
 from sweep._results import results_hash
 from sweep._signals import sigterm_as_interrupt
 from sweep._spec import ResolvedSweep, SweepSpec, resolve
@@ -233,13 +233,13 @@ def run_sweep(
     with sigterm_as_interrupt() as rearm:
         store = RunStore(run_dir)
         _open_store(store, sweep)
-        with store.locked() as lock:
-            session, exe = _start_session(store, settings, lock)
+        with store.locked() as took_over:
+            session, exe = _start_session(store, settings, took_over)
             return _SessionRun(store, sweep, exe, session, settings, rearm).run()
 
 
 def _start_session(
-    store: RunStore, settings: RunSettings, lock: dict[str, Any]
+    store: RunStore, settings: RunSettings, took_over: LockInfo | None
 ) -> tuple[Session, Executor]:
     """Mark dead sessions killed, make the executor, record a running session."""
     manifest = store.load_manifest()
@@ -260,7 +260,7 @@ def _start_session(
         engine_version=ENGINE_VERSION,
         executor=exe.name,
         environment=environment(),
-        took_over_lock=lock["took_over"],
+        took_over_lock=None if took_over is None else took_over.to_json(),
     )
     store.write_manifest(replace(manifest, sessions=(*sessions, session)))
     return session, exe

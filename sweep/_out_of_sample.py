@@ -298,8 +298,8 @@ def fold_table(run_dir: str | os.PathLike[str], allow_import: tuple[str, ...] = 
     from sweep._trust import resolve_recorded
 
     store = RunStore(run_dir)
-    manifest = store.read_manifest()
-    if "validation" not in manifest["spec"]:
+    manifest = store.load_manifest()
+    if "validation" not in manifest.spec:
         raise RunFolderError(
             f"run folder {str(run_dir)!r}: its spec has no [validation] section, so it has no folds"
         )

@@ -68,6 +68,11 @@ class StrategyRef:
         """``{"name", "version"}``."""
         return {"name": self.name, "version": self.version}
 
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> StrategyRef:
+        """Read ``{"name", "version"}``."""
+        return cls(str(doc.get("name")), str(doc.get("version")))
+
 
 @dataclass(frozen=True)
 class RunKey:
@@ -121,11 +126,7 @@ class RunKey:
         return cls(
             spec_hash=str(doc["spec_hash"]),
             data_fingerprint=str(doc["data_fingerprint"]),
-            strategy=(
-                StrategyRef(str(strategy.get("name")), str(strategy.get("version")))
-                if isinstance(strategy, Mapping)
-                else None
-            ),
+            strategy=StrategyRef.from_json(strategy) if isinstance(strategy, Mapping) else None,
             root_seed=doc.get("root_seed"),
             metrics=dict(doc.get("metrics") or {}),
             extra={k: v for k, v in doc.items() if k not in known},
@@ -650,6 +651,65 @@ class Manifest:
     def sessions_in_order(self) -> list[Session]:
         """The sessions sorted by id."""
         return sorted(self.sessions, key=lambda s: s.id)
+
+
+# --- the lock -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LockInfo:
+    """The ``lock`` file of a run folder: which driver holds it.
+
+    Attributes
+    ----------
+    pid, host : optional
+        The driver's process id and host name (a lock without them is unusable: stale).
+    machine : str or None
+        Its kernel and pid namespace (:func:`sweep._store.pid_namespace`): where ``pid``
+        can be checked.
+    proc_start : str or None
+        When that process started (tells a reused pid apart).
+    since : str or None
+        When the lock was taken (ISO UTC).
+    token : str or None
+        Random, so that two locks of one process differ.
+    """
+
+    pid: int | None = None
+    host: str | None = None
+    machine: str | None = None
+    proc_start: str | None = None
+    since: str | None = None
+    token: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        """Whether a driver wrote it (it names a host and a pid)."""
+        return bool(self.host) and self.pid is not None
+
+    def to_json(self) -> JSONObject:
+        """The lock's JSON object (the keys it has; ``{}`` for an unreadable lock)."""
+        return {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
+        }
+
+    def to_bytes(self) -> bytes:
+        """What the lock file holds."""
+        return json.dumps(self.to_json()).encode()
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> LockInfo:
+        """Parse a lock file; an unreadable one is the empty (unusable, so stale) lock."""
+        try:
+            doc = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return cls()
+        if not isinstance(doc, dict):
+            return cls()
+        pid = doc.get("pid")
+        text = {k: doc.get(k) for k in ("host", "machine", "proc_start", "since", "token")}
+        return cls(
+            pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+            **{k: v if isinstance(v, str) else None for k, v in text.items()},
+        )
 
 
 # --- tasks and parts ----------------------------------------------------------------------

@@ -33,7 +33,7 @@ def results_table(run_dir: str | os.PathLike[str], parts: list[str] | None = Non
         rows are identical).
     """
     store = RunStore(run_dir)
-    store.read_manifest()  # a clear error if this is not a run folder
+    store.load_manifest()  # a clear error if this is not a run folder
     table = store.read_results(parts)
     return table.take(canonical_order(table.column("config_id")))
 

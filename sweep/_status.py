@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from sweep._eta import eta
 from sweep._null_summary import merged_summary, summary_digest
-from sweep._record import PartInfo, Session
+from sweep._record import LockInfo, PartInfo, Session
 from sweep._results import results_hash, results_table
 from sweep._store import RunRecord, RunStore, read_run
 from sweep.errors import SweepError, close_matches
@@ -120,8 +120,8 @@ class RunStatus:
         The latest session start/end or part write (ISO UTC).
     table_hash : str or None
         None until complete.
-    lock : dict or None
-        The live driver's lock.
+    lock : LockInfo or None
+        The lock file (None when no driver holds the folder).
     live : LiveRate or None
         The running session's configs/s and time left (while a driver runs).
     """
@@ -138,7 +138,7 @@ class RunStatus:
     sessions: tuple[Session, ...]
     last_activity: str | None
     table_hash: str | None
-    lock: dict[str, Any] | None
+    lock: LockInfo | None
     live: LiveRate | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -147,6 +147,7 @@ class RunStatus:
         doc["live"] = None if self.live is None else self.live.to_json()
         doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
         doc["sessions"] = [s.to_json() for s in self.sessions]
+        doc["lock"] = None if self.lock is None else self.lock.to_json()
         return doc
 
 

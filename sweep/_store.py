@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import secrets
 import socket
@@ -47,6 +46,7 @@ from sweep._fs import (
 from sweep._record import (
     FORMAT,
     GridRecord,
+    LockInfo,
     Manifest,
     PartInfo,
     RunKey,
@@ -330,25 +330,24 @@ class RunStore:
         """Path of the lock file."""
         return self.fs.join(LOCK)
 
-    def _lock_is_stale(self, info: dict[str, Any]) -> bool:
-        if not info.get("host") or not isinstance(info.get("pid"), int):
+    def _lock_is_stale(self, info: LockInfo) -> bool:
+        if not info.usable or info.pid is None:
             return True  # not a lock any driver wrote (locks are created whole)
         # The owner's pid can be checked only from the same kernel and pid namespace
         # (containers may share a hostname); anywhere else, trust the heartbeat's age.
-        if info.get("host") == socket.gethostname() and info.get("machine") == pid_namespace():
-            pid = int(info.get("pid", -1))
-            start = _process_start(pid) if pid > 0 else None
-            return start is None or (start != "unknown" and start != info.get("proc_start"))
+        if info.host == socket.gethostname() and info.machine == pid_namespace():
+            start = _process_start(info.pid) if info.pid > 0 else None
+            return start is None or (start != "unknown" and start != info.proc_start)
         try:
             age = time.time() - self.fs.mtime(self.lock_path)
         except FileNotFoundError:
             return True
         return age > LOCK_STALE_SECONDS
 
-    def read_lock(self) -> dict[str, Any] | None:
-        """The lock's contents, or None when unlocked (``{}`` for an unreadable lock)."""
+    def read_lock(self) -> LockInfo | None:
+        """The lock, or None when unlocked (the empty lock for an unreadable one)."""
         raw = self._read_lock_bytes()
-        return None if raw is None else _parse_lock(raw)
+        return None if raw is None else LockInfo.from_bytes(raw)
 
     def _read_lock_bytes(self) -> bytes | None:
         try:
@@ -357,7 +356,7 @@ class RunStore:
             return None
 
     @contextlib.contextmanager
-    def locked(self) -> Iterator[dict[str, Any]]:
+    def locked(self) -> Iterator[LockInfo | None]:
         """Hold the run folder's lock; take over a stale one; refuse a live one.
 
         The lock is created whole or not at all (:meth:`RunFilesystem.create_exclusive`).
@@ -368,42 +367,42 @@ class RunStore:
 
         Yields
         ------
-        dict
-            ``{"took_over": previous lock or None}``.
+        LockInfo or None
+            The stale lock this driver took over (None when there was none).
         """
         pid = os.getpid()
-        mine = {
-            "pid": pid,
-            "host": socket.gethostname(),
-            "machine": pid_namespace(),
-            "proc_start": _process_start(pid),
-            "since": utc_now(),
-            "token": secrets.token_hex(8),
-        }
-        data = json.dumps(mine).encode()
+        mine = LockInfo(
+            pid=pid,
+            host=socket.gethostname(),
+            machine=pid_namespace(),
+            proc_start=_process_start(pid),
+            since=utc_now(),
+            token=secrets.token_hex(8),
+        )
+        data = mine.to_bytes()
         took_over = None
         if not self.fs.create_exclusive(self.lock_path, data):
             took_over = self._take_over(data)
         self._lock_bytes = data
         try:
-            yield {"took_over": took_over}
+            yield took_over
         finally:
             self._lock_bytes = None
             if self._read_lock_bytes() == data:
                 self.fs.remove(self.lock_path)
 
-    def _take_over(self, data: bytes) -> dict[str, Any]:
+    def _take_over(self, data: bytes) -> LockInfo:
         """Replace a stale lock by ``data`` atomically; RunLockedError if it is live."""
         raw = self._read_lock_bytes()
         if raw is None:  # released meanwhile
             if self.fs.create_exclusive(self.lock_path, data):
-                return {}
+                return LockInfo()
             raw = self._read_lock_bytes() or b""
-        held = _parse_lock(raw)
+        held = LockInfo.from_bytes(raw)
         if not self._lock_is_stale(held):
             raise RunLockedError(
                 f"run folder {self.location!r} is in use by another driver (pid "
-                f"{held.get('pid')} on {held.get('host')!r} since {held.get('since')}); "
+                f"{held.pid} on {held.host!r} since {held.since}); "
                 "wait for it to finish or stop it first"
             )
         grave = self.fs.join(f"{LOCK}.stale-{secrets.token_hex(8)}")
@@ -682,12 +681,3 @@ def _check_contents(name: str, data: bytes, expect: PartExpectations) -> PartChe
     if np.unique(index).size != index.size:
         return PartCheck(name, False, "repeats a grid_index")
     return PartCheck(name, True, "ok", int(index.size))
-
-
-def _parse_lock(raw: bytes) -> dict[str, Any]:
-    """A lock's JSON, or ``{}`` when it does not parse (an unusable lock is stale)."""
-    try:
-        info = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return {}
-    return info if isinstance(info, dict) else {}

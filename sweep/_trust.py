@@ -16,11 +16,11 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from strategies import BUILTINS
 from sweep._data import Panel
 from sweep._fs import is_uri
+from sweep._record import Manifest
 from sweep._spec import ResolvedSweep, resolve, spec_from_dict
 from sweep.errors import UntrustedStrategyError
 
@@ -86,7 +86,7 @@ def _outside(location: str) -> Iterator[None]:
 
 
 def resolve_recorded(
-    manifest: dict[str, Any],
+    manifest: Manifest,
     location: str,
     allow_import: Iterable[str] = (),
     panel: Panel | None = None,
@@ -95,8 +95,8 @@ def resolve_recorded(
 
     Parameters
     ----------
-    manifest : dict
-        The run folder's ``manifest.json``.
+    manifest : Manifest
+        The run folder's ``manifest.json``, read.
     location : str
         The run folder.
     allow_import : iterable of str
@@ -108,7 +108,7 @@ def resolve_recorded(
     -------
     ResolvedSweep
     """
-    spec = spec_from_dict(manifest["spec"])
+    spec = spec_from_dict(dict(manifest.spec))
     check_trusted(spec.strategy.name, location, allow_import)
     with _outside(location):
         return resolve(spec, panel)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,8 +23,15 @@ from sweep.report._progress import Steps
 from sweep.report._ranking import ResultsPlotData, results_section
 from sweep.report._run_scaling import run_scaling
 from sweep.report._scaling import scaling_section
+from sweep.report._sections import (
+    Deflated,
+    Generated,
+    MultipleTestingSection,
+    ReportData,
+    Unavailable,
+)
+from sweep.report._serial import ReportFormatError, from_json, to_json
 from sweep.report._testing import TestingPlotData, testing_section
-from sweep.report._verdict import RULE
 
 REPORT_FORMAT = "raysweep-report-v1"
 
@@ -35,16 +42,36 @@ class Report:
 
     Attributes
     ----------
-    data : dict
-        Everything, JSON-ready apart from numpy values (see :func:`sweep.report.write_report`).
-        The same run folder gives the same data apart from ``generated`` (timestamp and the
-        seconds each step took).
+    data : ReportData
+        Every section, typed; report.json is its serialisation (:meth:`to_json`). The same
+        run folder gives the same data apart from ``generated`` (timestamp and the seconds
+        each step took).
     figures : dict of str to bytes
         PNG bytes of each figure, in report order.
     """
 
-    data: dict[str, Any]
+    data: ReportData
     figures: dict[str, bytes]
+
+    def to_json(self) -> dict[str, Any]:
+        """What report.json holds, before NaN is written as null."""
+        doc: dict[str, Any] = to_json(self.data)
+        return doc
+
+
+def report_from_json(doc: Any) -> ReportData:
+    """Read a parsed report.json back into the typed record.
+
+    Raises
+    ------
+    ReportFormatError
+        For another report format (naming it and :data:`REPORT_FORMAT`), or a key missing
+        or of the wrong type (naming where).
+    """
+    found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+    if found != REPORT_FORMAT:
+        raise ReportFormatError(f"report.json: format {found!r}, expected {REPORT_FORMAT!r}")
+    return from_json(ReportData, doc)
 
 
 def _execution_figures(p: ExecutionPlotData) -> dict[str, bytes]:
@@ -56,15 +83,17 @@ def _execution_figures(p: ExecutionPlotData) -> dict[str, bytes]:
     }
 
 
-def _results_figures(p: ResultsPlotData, testing: dict[str, Any]) -> dict[str, bytes]:
+def _results_figures(
+    p: ResultsPlotData, testing: MultipleTestingSection | Unavailable
+) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     if p.sharpe_ann.size:
         thresholds = {}
-        for name, x in (
-            (testing.get("deflation") or {}) if testing.get("available") else {}
-        ).items():
-            if x and x.get("expected_max_sharpe_ann") is not None:
-                thresholds[name] = float(x["expected_max_sharpe_ann"])
+        deflation = testing.deflation if isinstance(testing, MultipleTestingSection) else None
+        if deflation is not None:
+            for name, x in (("naive", deflation.naive), ("implied", deflation.implied)):
+                if isinstance(x, Deflated):
+                    thresholds[name] = x.expected_max_sharpe_ann
         out["sharpe_histogram"] = plots.plot_sharpe_histogram(
             p.sharpe_ann, p.winner_sharpe_ann, thresholds
         )
@@ -93,7 +122,9 @@ def _out_of_sample_figures(p: OutOfSamplePlotData) -> dict[str, bytes]:
     return out
 
 
-def _testing_figures(p: TestingPlotData, testing: dict[str, Any]) -> dict[str, bytes]:
+def _testing_figures(
+    p: TestingPlotData, testing: MultipleTestingSection | Unavailable
+) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     if p.curve_n.size:
         out["expected_max_curve"] = plots.plot_expected_max(
@@ -102,7 +133,8 @@ def _testing_figures(p: TestingPlotData, testing: dict[str, Any]) -> dict[str, b
             p.naive_n,
             p.effective_n,
             p.winner_sharpe,
-            testing.get("trial_sharpe_std") or 0.0,
+            (testing.trial_sharpe_std if isinstance(testing, MultipleTestingSection) else None)
+            or 0.0,
         )
     if p.pbo is not None:
         out["pbo_logits"] = plots.plot_pbo_logits(p.pbo)
@@ -142,9 +174,15 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
         testing, verdict, testing_plot = testing_section(run, options, steps, oos)
         with steps.step("scaling"):
             scaling, bench = scaling_section(run, options.bench_dir)
-            scaling["from_run"] = run_scaling(
-                run.manifest, execution_plot.tasks, execution, bench.get("scaling")
-            ).to_json()
+            scaling = replace(
+                scaling,
+                from_run=run_scaling(
+                    run.manifest.sessions_in_order(),
+                    execution_plot.tasks,
+                    execution.stats.fit_service if execution.stats is not None else None,
+                    bench.get("scaling"),
+                ),
+            )
         with steps.step("figures"):
             figures = {
                 **_execution_figures(execution_plot),
@@ -153,23 +191,20 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
                 **_out_of_sample_figures(oos_plot),
                 **{f"bench_{kind}": BENCH_PLOTS[kind](data) for kind, data in bench.items()},
             }
-    settings = {k: v for k, v in asdict(options).items() if k != "progress"}
-    data = {
-        "format": REPORT_FORMAT,
-        "generated": {
-            "at": utc_now(),
-            "by": f"raysweep {ENGINE_VERSION}",
-            "step_seconds": dict(steps.seconds),
-        },
-        "options": settings,
-        "identity": identity,
-        "integrity": integrity,
-        "execution": execution,
-        "results": results,
-        "multiple_testing": testing,
-        "out_of_sample": oos,
-        "verdict": None if verdict is None else {**asdict(verdict), "rule": RULE},
-        "scaling": scaling,
-        "figures": list(figures),
-    }
+    data = ReportData(
+        format=REPORT_FORMAT,
+        generated=Generated(
+            at=utc_now(), by=f"raysweep {ENGINE_VERSION}", step_seconds=dict(steps.seconds)
+        ),
+        options=options,
+        identity=identity,
+        integrity=integrity,
+        execution=execution,
+        results=results,
+        multiple_testing=testing,
+        out_of_sample=oos,
+        verdict=verdict,
+        scaling=scaling,
+        figures=tuple(figures),
+    )
     return Report(data, figures)

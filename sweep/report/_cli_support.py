@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from sweep.errors import SweepError
 from sweep.report._build import Report
+from sweep.report._sections import (
+    Deflated,
+    MultipleTestingSection,
+    OutOfSampleSection,
+    PBOSection,
+    Unavailable,
+)
 from sweep.report._write import ReportFiles
 
 
@@ -25,41 +32,50 @@ def summary_lines(report: Report, files: ReportFiles) -> list[str]:
         f"          {files.markdown}",
         f"          {files.json}",
     ]
-    integrity = data["integrity"]
+    integrity = data.integrity
     lines.append(
-        f"table:    {integrity['table_hash'] or 'incomplete'} "
-        f"({integrity['configs']['done']:,} / {integrity['configs']['total']:,} configs)"
+        f"table:    {integrity.table_hash or 'incomplete'} "
+        f"({integrity.configs.done:,} / {integrity.configs.total:,} configs)"
     )
-    testing = data["multiple_testing"]
-    if testing.get("available"):
-        sweep_wide = testing.get("sweep_wide") or {}
-        implied = (testing.get("implied_trials") or {}).get("n")
-        deflation = testing.get("deflation") or {}
-        dsr = {k: (v or {}).get("dsr") for k, v in deflation.items()}
-        pbo = testing["pbo"].get("pbo")
-
-        def fmt(value: float | None, spec: str) -> str:
-            return "n/a" if value is None else format(value, spec)
-
-        lines.append(
-            f"tests:    winner's sweep-wide p {fmt(sweep_wide.get('winner_pvalue'), '.4f')}; "
-            f"SPA p {fmt(sweep_wide.get('spa_pvalue'), '.4f')}; StepM "
-            f"{fmt((sweep_wide.get('stepm') or {}).get('count'), ',')} beat the benchmark"
-        )
-        lines.append(
-            f"trials:   naive N {testing['naive_n']:,}, bootstrap-implied N "
-            f"{fmt(implied, ',.1f')}; DSR {fmt(dsr.get('naive'), '.3f')} (naive), "
-            f"{fmt(dsr.get('implied'), '.3f')} (implied); PBO {fmt(pbo, '.3f')}"
-        )
-    wf = (data.get("out_of_sample") or {}).get("walk_forward")
+    testing = data.multiple_testing
+    if isinstance(testing, MultipleTestingSection):
+        lines += _testing_lines(testing)
+    oos = data.out_of_sample
+    wf = oos.walk_forward if isinstance(oos, OutOfSampleSection) else None
     if wf:
         lines.append(
-            f"oos:      walk-forward {wf['folds']} folds, annualised Sharpe "
-            f"{wf['sharpe_ann']:.2f}, PSR {wf['psr']:.3f} "
-            f"({'holds' if wf['holds'] else 'does not hold'})"
+            f"oos:      walk-forward {wf.folds} folds, annualised Sharpe "
+            f"{wf.sharpe_ann:.2f}, PSR {wf.psr:.3f} "
+            f"({'holds' if wf.holds else 'does not hold'})"
         )
-    if data.get("verdict"):
-        lines.append(f"verdict:  {data['verdict']['headline']}")
-    total = sum(data["generated"]["step_seconds"].values())
+    if data.verdict:
+        lines.append(f"verdict:  {data.verdict.headline}")
+    total = sum(data.generated.step_seconds.values())
     lines.append(f"built in {total:.1f} s")
     return lines
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def _testing_lines(testing: MultipleTestingSection) -> list[str]:
+    """The summary's lines on the sweep-wide tests, trial counts and PBO."""
+    sw = testing.sweep_wide
+    tests = sw if not isinstance(sw, Unavailable) else None
+    implied = testing.implied_trials
+    dsr: dict[str, float | None] = {"naive": None, "implied": None}
+    if testing.deflation is not None:
+        for name, x in (("naive", testing.deflation.naive), ("implied", testing.deflation.implied)):
+            dsr[name] = x.dsr if isinstance(x, Deflated) else None
+    pbo = testing.pbo.pbo if isinstance(testing.pbo, PBOSection) else None
+    return [
+        f"tests:    winner's sweep-wide p "
+        f"{_fmt(None if tests is None else tests.winner_pvalue, '.4f')}; "
+        f"SPA p {_fmt(None if tests is None else tests.spa_pvalue, '.4f')}; StepM "
+        f"{_fmt(None if tests is None else tests.stepm.count, ',')} beat the benchmark",
+        f"trials:   naive N {testing.naive_n:,}, bootstrap-implied N "
+        f"{_fmt(None if isinstance(implied, Unavailable) else implied.n, ',.1f')}; "
+        f"DSR {_fmt(dsr['naive'], '.3f')} (naive), {_fmt(dsr['implied'], '.3f')} (implied); "
+        f"PBO {_fmt(pbo, '.3f')}",
+    ]

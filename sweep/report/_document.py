@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from typing import Any
 
+from sweep._record import GridRecord
 from sweep.report._blocks import (
     Block,
     Bullets,
@@ -18,7 +21,29 @@ from sweep.report._blocks import (
     pct,
     seconds,
 )
-from sweep.report._summary import summary_blocks
+from sweep.report._run_scaling import RunScaling
+from sweep.report._sections import (
+    AmortizationFit,
+    Corrections,
+    Deflated,
+    Dimensionality,
+    Distribution,
+    ExecutionSection,
+    IdentitySection,
+    IntegritySection,
+    MultipleTestingSection,
+    NoBenchmarks,
+    OutOfSampleSection,
+    PBOSection,
+    PlannerRow,
+    ReportData,
+    ResultsSection,
+    ScalingSection,
+    TooFewReplications,
+    Unavailable,
+)
+from sweep.report._summary import summary_blocks, verdict_style
+from sweep.report._verdict import Verdict
 
 #: Figures of each section, in order, with their captions.
 FIGURES: dict[str, dict[str, str]] = {
@@ -55,98 +80,104 @@ def _figures(section: str, names: list[str]) -> list[Block]:
     return [Figure(n, c) for n, c in FIGURES[section].items() if n in names]
 
 
-def _unavailable(part: dict[str, Any] | None) -> str:
-    if not part:
+def _unavailable(part: object) -> str:
+    """Why a part is not available (its reason or error), in words."""
+    reason = getattr(part, "reason", None) or getattr(part, "error", None)
+    if part is None:
         return "not available"
-    return f"not available: {part.get('reason') or part.get('error') or 'see report.json'}"
+    return f"not available: {reason or 'see report.json'}"
 
 
-def _axes_text(grid: dict[str, Any]) -> str:
+def _axes_text(grid: GridRecord) -> str:
     parts = []
-    for a in grid["axes"]:
-        if int(a["size"]) == 1:
-            parts.append(f"{a['name']} = {num(a['first'])}")
+    for axis in grid.axes:
+        a = axis.doc
+        if axis.size == 1:
+            parts.append(f"{axis.name} = {num(a['first'])}")
         else:
-            parts.append(f"{a['name']}: {a['size']} values ({num(a['first'])} .. {num(a['last'])})")
+            parts.append(f"{axis.name}: {axis.size} values ({num(a['first'])} .. {num(a['last'])})")
     extra = []
-    if grid.get("zip"):
-        extra.append("zipped " + "; ".join("+".join(g) for g in grid["zip"]))
-    if grid.get("where"):
-        extra.append("where " + " and ".join(grid["where"]))
+    if grid.doc.get("zip"):
+        extra.append("zipped " + "; ".join("+".join(g) for g in grid.doc["zip"]))
+    if grid.doc.get("where"):
+        extra.append("where " + " and ".join(grid.doc["where"]))
     return "; ".join(parts) + (f" ({', '.join(extra)})" if extra else "")
 
 
-def identity_blocks(d: dict[str, Any]) -> list[Block]:
+def identity_blocks(d: IdentitySection) -> list[Block]:
     """Section 1."""
-    data = d["data"]
-    code = d["code"]
-    versions = ", ".join(f"{k} {v}" for k, v in code["versions"].items() if v)
+    data = d.data
+    code = d.code
+    versions = ", ".join(f"{k} {v}" for k, v in code.versions.items() if v)
+    strategy = d.strategy
     rows = [
-        ("run", d["run_name"]),
-        ("run folder", d["run_dir"]),
-        ("created", str(d.get("created"))),
-        ("spec hash", str(d["spec_hash"])),
+        ("run", d.run_name),
+        ("run folder", d.run_dir),
+        ("created", str(d.created)),
+        ("spec hash", str(d.spec_hash)),
         (
             "data",
             f"sha256 {data.get('fingerprint')}; {num(data.get('n_periods'))} dates x "
             f"{num(data.get('n_assets'))} assets ({', '.join(data.get('assets', []))}); "
             f"{data.get('first_date')} to {data.get('last_date')}",
         ),
-        ("strategy", f"{d['strategy'].get('name')} version {d['strategy'].get('version')}"),
+        (
+            "strategy",
+            f"{strategy.name if strategy else None} version "
+            f"{strategy.version if strategy else None}",
+        ),
         (
             "engine version",
-            f"{d['engine_version']} (sessions: {', '.join(d['session_engine_versions']) or '–'})",
+            f"{d.engine_version} (sessions: {', '.join(d.session_engine_versions) or '–'})",
         ),
-        ("root seed", str(d["root_seed"])),
-        ("grid", f"{num(d['grid']['size'])} configs: {_axes_text(d['grid'])}"),
-        ("metric options", ", ".join(f"{k} = {v}" for k, v in d["metrics"].items())),
-        ("git commit", code["git_commit"] or "– (not a git checkout)"),
+        ("root seed", str(d.root_seed)),
+        ("grid", f"{num(d.grid.size)} configs: {_axes_text(d.grid)}"),
+        ("metric options", ", ".join(f"{k} = {v}" for k, v in d.metrics.items())),
+        ("git commit", code.git_commit or "– (not a git checkout)"),
         ("versions", versions),
     ]
     return [
         Heading(2, "1. Identity"),
         KeyValues(rows),
-        Paragraph(code["note"] + ".", "note"),
-        Code(json.dumps(d["spec"], indent=2), "json", "The spec, as recorded in the manifest"),
+        Paragraph(code.note + ".", "note"),
+        Code(json.dumps(d.spec, indent=2), "json", "The spec, as recorded in the manifest"),
     ]
 
 
-def integrity_blocks(d: dict[str, Any]) -> list[Block]:
+def integrity_blocks(d: IntegritySection) -> list[Block]:
     """Section 2."""
-    c = d["configs"]
-    parts = d["parts"]
-    match = d["matches_recorded"]
-    hash_text = d["table_hash"] or (
+    c = d.configs
+    parts = d.parts
+    match = d.matches_recorded
+    hash_text = d.table_hash or (
         "– (incomplete or bad parts; hash of the results so far: "
-        f"{d['table_hash_of_partial_results']})"
+        f"{d.table_hash_of_partial_results})"
     )
     rows = [
         ("table hash", hash_text),
         (
             "recorded by the driver",
-            f"{d['recorded_table_hash'] or '–'}"
+            f"{d.recorded_table_hash or '–'}"
             + ("" if match is None else (" (matches)" if match else " (DIFFERS)")),
         ),
-        ("null summary hash", d["null_summary_hash"] or "– (incomplete, or no bootstrap)"),
-        ("parts", f"{parts['total']} verified: {parts['good']} good, {len(parts['bad'])} bad"),
-        ("quarantined files", num(len(d["quarantined_files"]))),
+        ("null summary hash", d.null_summary_hash or "– (incomplete, or no bootstrap)"),
+        ("parts", f"{parts.total} verified: {parts.good} good, {len(parts.bad)} bad"),
+        ("quarantined files", num(len(d.quarantined_files))),
         (
             "configs",
-            f"{num(c['done'])} of {num(c['total'])} done ({num(c['ok'])} ok, {num(c['failed'])} "
-            f"failed); {num(c['missing'])} missing",
+            f"{num(c.done)} of {num(c.total)} done ({num(c.ok)} ok, {num(c.failed)} "
+            f"failed); {num(c.missing)} missing",
         ),
-        ("sessions", f"{len(d['sessions'])}" + (" (resumed)" if d["resumed"] else "")),
+        ("sessions", f"{len(d.sessions)}" + (" (resumed)" if d.resumed else "")),
     ]
     blocks: list[Block] = [Heading(2, "2. Integrity"), KeyValues(rows)]
-    if parts["bad"]:
-        blocks.append(
-            Table(["bad part", "reason"], [[b["name"], b["reason"]] for b in parts["bad"]])
-        )
-    if d["errors"]:
+    if parts.bad:
+        blocks.append(Table(["bad part", "reason"], [[b.name, b.reason] for b in parts.bad]))
+    if d.errors:
         blocks.append(
             Table(
                 ["failed configs", "error"],
-                [[num(e["count"]), e["error"]] for e in d["errors"][:MAX_ROWS]],
+                [[num(e.count), e.error] for e in d.errors[:MAX_ROWS]],
                 caption="Failed configs grouped by error message.",
             )
         )
@@ -155,89 +186,89 @@ def integrity_blocks(d: dict[str, Any]) -> list[Block]:
             ["session", "start", "end", "host", "executor", "ended", "computed", "failed", "wall"],
             [
                 [
-                    str(s["id"]) + (" (resumed)" if s["resumed"] else ""),
-                    str(s["start"]),
-                    str(s["end"] or "–"),
-                    str(s["host"]),
-                    str(s["executor"]),
-                    str(s["status"]) + (" (took over a stale lock)" if s["took_over_lock"] else ""),
-                    num(s["configs_computed"]),
-                    num(s["configs_failed"]),
-                    seconds(s["wall_seconds"]),
+                    str(s.id) + (" (resumed)" if s.resumed else ""),
+                    str(s.start),
+                    str(s.end or "–"),
+                    str(s.host),
+                    str(s.executor),
+                    str(s.status) + (" (took over a stale lock)" if s.took_over_lock else ""),
+                    num(s.configs_computed),
+                    num(s.configs_failed),
+                    seconds(s.wall_seconds),
                 ]
-                for s in d["sessions"]
+                for s in d.sessions
             ],
             caption="Driver sessions"
-            + ("; each later session resumed the run." if d["resumed"] else "."),
+            + ("; each later session resumed the run." if d.resumed else "."),
         )
     )
     blocks.append(Paragraph("Re-check the table hash from the parts with:"))
-    blocks.append(Code(d["recheck"], "sh"))
+    blocks.append(Code(d.recheck, "sh"))
     return blocks
 
 
-def _fit_text(fit: dict[str, Any]) -> str:
-    if not fit.get("available"):
+def _fit_text(fit: AmortizationFit | Unavailable) -> str:
+    if isinstance(fit, Unavailable):
         return _unavailable(fit)
     return (
-        f"O = {seconds(fit['overhead_seconds'])}, b = {seconds(fit['per_config_seconds'])} per "
-        f"config, R² = {num(fit['r_squared'], 3)} over {fit['n_tasks']} tasks; ridge O/b = "
-        f"{num(fit['ridge_batch'], 3)}, B*(0.9) = {num(fit['batch_for_90pct'], 3)}, B*(0.99) = "
-        f"{num(fit['batch_for_99pct'], 3)}" + (f" ({fit['note']})" if fit.get("note") else "")
+        f"O = {seconds(fit.overhead_seconds)}, b = {seconds(fit.per_config_seconds)} per "
+        f"config, R² = {num(fit.r_squared, 3)} over {fit.n_tasks} tasks; ridge O/b = "
+        f"{num(fit.ridge_batch, 3)}, B*(0.9) = {num(fit.batch_for_90pct, 3)}, B*(0.99) = "
+        f"{num(fit.batch_for_99pct, 3)}" + (f" ({fit.note})" if fit.note else "")
     )
 
 
-def execution_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
+def execution_blocks(d: ExecutionSection, figures: list[str]) -> list[Block]:
     """Section 3."""
     blocks: list[Block] = [Heading(2, "3. Execution")]
-    rows = [("wall time", seconds(d["wall_seconds"]) + " (sum over sessions)")]
-    if d.get("telemetry"):
+    rows = [("wall time", seconds(d.wall_seconds) + " (sum over sessions)")]
+    t = d.stats
+    if d.telemetry and t is not None:
         rows += [
-            ("CPU time", seconds(d["cpu_seconds"]) + " (sum of in-task compute)"),
-            ("utilisation", pct(d.get("utilisation")) + " of wall x workers"),
-            ("tasks", f"{num(d['tasks'])} ({num(d['configs_in_tasks'])} configs)"),
+            ("CPU time", seconds(d.cpu_seconds) + " (sum of in-task compute)"),
+            ("utilisation", pct(t.utilisation) + " of wall x workers"),
+            ("tasks", f"{num(d.tasks)} ({num(t.configs_in_tasks)} configs)"),
             (
                 "batch sizes",
-                f"{d['batch_sizes']['min']} .. {d['batch_sizes']['max']} "
-                f"(median {num(d['batch_sizes']['median'])}, {d['batch_sizes']['distinct']} "
+                f"{t.batch_sizes.min} .. {t.batch_sizes.max} "
+                f"(median {num(t.batch_sizes.median)}, {t.batch_sizes.distinct} "
                 "distinct)",
             ),
-            ("workers seen", f"{d['workers_seen']} on {d['nodes_seen']} node(s)"),
+            ("workers seen", f"{t.workers_seen} on {t.nodes_seen} node(s)"),
             (
                 "overhead share",
-                f"{pct(d['overhead_share'])} of service time; {pct(d['overhead_share_latency'])} "
+                f"{pct(t.overhead_share)} of service time; {pct(t.overhead_share_latency)} "
                 "of latency",
             ),
             (
                 "overhead share per task",
-                f"median {pct(d['overhead_share_per_task']['median'])}, 90th percentile "
-                f"{pct(d['overhead_share_per_task']['p90'])}",
+                f"median {pct(t.overhead_share_per_task.median)}, 90th percentile "
+                f"{pct(t.overhead_share_per_task.p90)}",
             ),
-            ("fit to service time", _fit_text(d["fit_service"])),
-            ("fit to compute time", _fit_text(d["fit_compute"])),
+            ("fit to service time", _fit_text(t.fit_service)),
+            ("fit to compute time", _fit_text(t.fit_compute)),
             (
                 "retries",
-                f"{d['retries']} task(s) ran more than once"
-                + (f"; {d['attempt_unknown']} attempt(s) unknown" if d["attempt_unknown"] else ""),
+                f"{t.retries} task(s) ran more than once"
+                + (f"; {t.attempt_unknown} attempt(s) unknown" if t.attempt_unknown else ""),
             ),
         ]
     else:
         rows.append(("telemetry", "none recorded"))
     blocks.append(KeyValues(rows))
     plan_rows = []
-    for p in d["planner"]:
-        clamps = "; ".join(p["clamps"]) or "none"
+    for p in d.planner:
+        clamps = "; ".join(p.clamps) or "none"
         plan_rows.append(
             [
-                str(p["session"]),
-                f"{p['executor']} x {num(p['workers'])}"
-                + (f" on {p['nodes']} node(s)" if p.get("nodes") else ""),
-                str(p["source"]),
-                seconds(p["overhead_seconds"]),
-                seconds(p["per_config_seconds"]),
-                num(p["target_efficiency"]),
-                num(p["law_batch"], 3),
-                num(p["batch_size"]),
+                str(p.session),
+                f"{p.executor} x {num(p.workers)}" + (f" on {p.nodes} node(s)" if p.nodes else ""),
+                str(p.source),
+                seconds(p.overhead_seconds),
+                seconds(p.per_config_seconds),
+                num(p.target_efficiency),
+                num(p.law_batch, 3),
+                num(p.batch_size),
                 clamps,
             ]
         )
@@ -249,27 +280,25 @@ def execution_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
                 caption="The planner's measurements and choice per session.",
             )
         )
-    choices = [_choice_text(p) for p in d["planner"] if p.get("executor_choice")]
+    choices = [_choice_text(p) for p in d.planner if p.executor_choice is not None]
     if choices:
         blocks.append(KeyValues(choices))
-    blocks.append(
-        Paragraph("; ".join(f"{k}: {v}" for k, v in d["definitions"].items()) + ".", "note")
-    )
+    blocks.append(Paragraph("; ".join(f"{k}: {v}" for k, v in d.definitions.items()) + ".", "note"))
     blocks += _figures("execution", figures)
-    if d.get("workers"):
+    if t is not None and t.workers:
         blocks.append(
             Table(
                 ["session", "worker (node/pid)", "tasks", "configs", "busy", "compute"],
                 [
                     [
-                        str(w["session"]),
-                        w["lane"],
-                        num(w["tasks"]),
-                        num(w["configs"]),
-                        seconds(w["busy_seconds"]),
-                        seconds(w["compute_seconds"]),
+                        str(w.session),
+                        w.lane,
+                        num(w.tasks),
+                        num(w.configs),
+                        seconds(w.busy_seconds),
+                        seconds(w.compute_seconds),
                     ]
-                    for w in d["workers"][:MAX_ROWS]
+                    for w in t.workers[:MAX_ROWS]
                 ],
                 caption="Tasks per worker.",
             )
@@ -277,14 +306,16 @@ def execution_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
     return blocks
 
 
-def results_blocks(d: dict[str, Any], grid: dict[str, Any], figures: list[str]) -> list[Block]:
+def results_blocks(
+    d: ResultsSection | Unavailable, grid: GridRecord, figures: list[str]
+) -> list[Block]:
     """Section 4."""
     blocks: list[Block] = [Heading(2, "4. Results")]
-    if not d.get("available"):
+    if isinstance(d, Unavailable):
         return [*blocks, Paragraph(_unavailable(d))]
-    params = [a["name"] for a in grid["axes"] if int(a["size"]) > 1] or [grid["axes"][0]["name"]]
-    fixed = [f"{a['name']} = {num(a['first'])}" for a in grid["axes"] if a["name"] not in params]
-    cols = [
+    params = grid.varying or [grid.axes[0].name]
+    fixed = [f"{a.name} = {num(a.doc['first'])}" for a in grid.axes if a.name not in params]
+    cols = (
         "excess_sharpe_ann",
         "sharpe_ann",
         "t_stat",
@@ -292,45 +323,45 @@ def results_blocks(d: dict[str, Any], grid: dict[str, Any], figures: list[str]) 
         "total_return",
         "max_drawdown",
         "n_trades",
-    ]
+    )
     rows = [
         [
-            str(r["rank"]),
-            *(num(r["params"][p]) for p in params),
-            *(num(r[c]) for c in cols),
-            r["config_id"][:12],
+            str(r.rank),
+            *(num(r.params[p]) for p in params),
+            *(num(getattr(r, c)) for c in cols),
+            r.config_id[:12],
         ]
-        for r in d["top"]
+        for r in d.top
     ]
     blocks.append(
         Table(
             ["#", *params, *cols, "config_id"],
             rows,
-            caption=f"Top {len(rows)} configs by {d['sorted_by']}"
+            caption=f"Top {len(rows)} configs by {d.sorted_by}"
             + (f"; fixed: {', '.join(fixed)}." if fixed else "."),
         )
     )
-    s = d["sharpe_ann_summary"]
-    if s.get("count"):
+    s = d.sharpe_ann_summary
+    if isinstance(s, Distribution):
         blocks.append(
             Paragraph(
-                f"Annualised Sharpe ratios of excess returns of {num(s['count'])} configs: mean "
-                f"{num(s['mean'])}, "
-                f"std {num(s['std'])}, median {num(s['quantiles']['50%'])}, range {num(s['min'])} "
-                f"to {num(s['max'])}"
+                f"Annualised Sharpe ratios of excess returns of {num(s.count)} configs: mean "
+                f"{num(s.mean)}, "
+                f"std {num(s.std)}, median {num(s.quantiles['50%'])}, range "
+                f"{num(s.min)} to {num(s.max)}"
                 + (
-                    f"; {num(d['constant_configs'])} config(s) have constant returns (no Sharpe)."
-                    if d["constant_configs"]
+                    f"; {num(d.constant_configs)} config(s) have constant returns (no Sharpe)."
+                    if d.constant_configs
                     else "."
                 )
             )
         )
-    hm = d.get("heatmap")
+    hm = d.heatmap
     if hm:
         blocks.append(
             Paragraph(
-                f"Heatmap: {hm['metric']} over {hm['x']} x {hm['y']} ({hm['chosen']}), "
-                f"{hm['aggregation']} over {', '.join(hm['aggregated_over']) or 'no other axis'}; "
+                f"Heatmap: {hm.metric} over {hm.x} x {hm.y} ({hm.chosen}), "
+                f"{hm.aggregation} over {', '.join(hm.aggregated_over) or 'no other axis'}; "
                 "choose the axes with --heatmap X,Y.",
                 "note",
             )
@@ -339,78 +370,79 @@ def results_blocks(d: dict[str, Any], grid: dict[str, Any], figures: list[str]) 
     return blocks
 
 
-def _dimensionality_rows(d: dict[str, Any]) -> list[tuple[str, str]]:
-    eff = d.get("dimensionality") or {}
-    ret = d["returns"]
-    if eff.get("value") is None:
+def _dimensionality_rows(d: MultipleTestingSection) -> list[tuple[str, str]]:
+    eff = d.dimensionality
+    ret = d.returns
+    if not isinstance(eff, Dimensionality):
         return [("dimensionality", _unavailable(eff or ret))]
-    li_ji = eff["li_ji"] if eff["li_ji"] is not None else eff["li_ji_of_sample"]
-    galwey = eff["galwey"] if eff["galwey"] is not None else eff["galwey_of_sample"]
+    li_ji = eff.li_ji if eff.li_ji is not None else eff.li_ji_of_sample
+    galwey = eff.galwey if eff.galwey is not None else eff.galwey_of_sample
+    check = ret.sharpe_check
     return [
         (
             "dimensionality",
-            f"{num(eff['value'])} — {eff.get('estimator')}; {eff.get('method')} "
-            f"({eff.get('scope')}). This is {eff['meaning']}.",
+            f"{num(eff.value)} — {eff.estimator}; {eff.method} "
+            f"({eff.scope}). This is {eff.meaning}.",
         ),
         (
             "other estimators",
-            f"mean pairwise correlation {num(eff['mean_pairwise_correlation'])}; participation "
-            f"ratio without the noise-floor correction {num(eff['participation_ratio'])}, "
-            f"Nyholt {num(eff['nyholt'])}, Li-Ji {num(li_ji)}, Galwey {num(galwey)}"
-            + (f" ({eff['eigen_note']})" if eff.get("eigen_note") else ""),
+            f"mean pairwise correlation {num(eff.mean_pairwise_correlation)}; participation "
+            f"ratio without the noise-floor correction {num(eff.participation_ratio)}, "
+            f"Nyholt {num(eff.nyholt)}, Li-Ji {num(li_ji)}, Galwey {num(galwey)}"
+            + (f" ({eff.eigen_note})" if eff.eigen_note else ""),
         ),
         (
             "returns",
-            f"{ret['sample']}; {ret['configs']:,} series of {ret['periods']:,} periods; stored "
-            f"Sharpe ratios reproduced bit for bit for {ret['sharpe_check']['identical']:,} of "
-            f"{ret['sharpe_check']['compared']:,}",
+            f"{ret.sample}; {ret.configs:,} series of {num(ret.periods)} periods; stored "
+            f"Sharpe ratios reproduced bit for bit for {num(check and check.identical)} of "
+            f"{num(check and check.compared)}",
         ),
     ]
 
 
-def _sweep_wide_blocks(d: dict[str, Any]) -> list[Block]:
-    sw = d["sweep_wide"]
-    if not sw.get("available"):
+def _sweep_wide_blocks(d: MultipleTestingSection) -> list[Block]:
+    sw = d.sweep_wide
+    if isinstance(sw, Unavailable):
         return [Paragraph("Sweep-wide tests: " + _unavailable(sw))]
-    stepm = sw["stepm"]
+    stepm = sw.stepm
     rows = [
-        ("winner's sweep-wide p-value", num(sw["winner_pvalue"])),
-        ("Hansen's SPA (consistent)", num(sw["spa_pvalue"])),
-        ("White's Reality Check", num(sw["reality_check_pvalue"])),
+        ("winner's sweep-wide p-value", num(sw.winner_pvalue)),
+        ("Hansen's SPA (consistent)", num(sw.spa_pvalue)),
+        ("White's Reality Check", num(sw.reality_check_pvalue)),
         (
             "Romano-Wolf StepM",
-            f"{num(stepm['count'])} config(s) beat the benchmark at FWER {stepm['alpha']}"
+            f"{num(stepm.count)} config(s) beat the benchmark at FWER {stepm.alpha}"
             + (
-                f" (first: {', '.join(c[:12] for c in stepm['config_ids'][:5])})"
-                if stepm["config_ids"]
+                f" (first: {', '.join(c[:12] for c in stepm.config_ids[:5])})"
+                if stepm.config_ids
                 else ""
             ),
         ),
-        ("replications", f"{num(sw['reps'])} joint resamples over {num(sw['configs'])} configs"),
+        ("replications", f"{num(sw.reps)} joint resamples over {num(sw.configs)} configs"),
     ]
-    blocks: list[Block] = [KeyValues(rows), Paragraph(sw["statistic"], "note")]
-    if stepm.get("note"):
-        blocks.append(Paragraph("StepM: " + stepm["note"] + ".", "note"))
+    blocks: list[Block] = [KeyValues(rows), Paragraph(sw.statistic, "note")]
+    if stepm.note:
+        blocks.append(Paragraph("StepM: " + stepm.note + ".", "note"))
     return blocks
 
 
-def _deflation_blocks(d: dict[str, Any]) -> list[Block]:
-    defl = d.get("deflation") or {}
+def _deflation_blocks(d: MultipleTestingSection) -> list[Block]:
+    defl = d.deflation
     labels = {"naive": "naive N", "implied": "bootstrap-implied N"}
     table_rows = []
     for name, label in labels.items():
-        x = defl.get(name)
-        if not x or "dsr" not in x:
+        x = None if defl is None else getattr(defl, name)
+        if not isinstance(x, Deflated):
             table_rows.append([label, _unavailable(x), "", "", "", ""])
             continue
         table_rows.append(
             [
-                f"{label} = {num(x['n_trials'])}",
-                num(x["expected_max_sharpe"]),
-                num(x["expected_max_sharpe_ann"]),
-                num(x["winner_over_expected_max"], 3),
-                num(x["psr"]),
-                num(x["dsr"]),
+                f"{label} = {num(x.n_trials)}",
+                num(x.expected_max_sharpe),
+                num(x.expected_max_sharpe_ann),
+                num(x.winner_over_expected_max, 3),
+                num(x.psr),
+                num(x.dsr),
             ]
         )
     return [
@@ -426,39 +458,39 @@ def _deflation_blocks(d: dict[str, Any]) -> list[Block]:
     ]
 
 
-def _pbo_blocks(pbo: dict[str, Any]) -> list[Block]:
-    if not pbo.get("available"):
+def _pbo_blocks(pbo: PBOSection | Unavailable) -> list[Block]:
+    if isinstance(pbo, Unavailable):
         return [Paragraph("PBO " + _unavailable(pbo))]
     return [
         KeyValues(
             [
-                ("P(out-of-sample loss)", num(pbo["prob_oos_loss"])),
+                ("P(out-of-sample loss)", num(pbo.prob_oos_loss)),
                 (
                     "PBO",
-                    f"{num(pbo['pbo'])} over {num(pbo['splits'])} splits of {pbo['blocks']} "
-                    f"blocks ({num(pbo['configs'])} configs"
-                    + (", sampled" if pbo["sampled"] else "")
+                    f"{num(pbo.pbo)} over {num(pbo.splits)} splits of {pbo.blocks} "
+                    f"blocks ({num(pbo.configs)} configs"
+                    + (", sampled" if pbo.sampled else "")
                     + ")",
                 ),
                 (
                     "degradation",
-                    f"OOS = {num(pbo['degradation']['intercept'])} + "
-                    f"{num(pbo['degradation']['slope'])} x IS "
-                    f"(R² {num(pbo['degradation']['r_squared'], 3)})",
+                    f"OOS = {num(pbo.degradation.intercept)} + "
+                    f"{num(pbo.degradation.slope)} x IS "
+                    f"(R² {num(pbo.degradation.r_squared, 3)})",
                 ),
                 (
                     "in-sample best",
-                    f"{pbo['in_sample_best']['distinct_configs']} distinct config(s); most "
+                    f"{pbo.in_sample_best.distinct_configs} distinct config(s); most "
                     "often "
                     + ", ".join(
-                        f"{m['config_id'][:12]} ({pct(m['share'])})"
-                        for m in pbo["in_sample_best"]["most_frequent"][:3]
+                        f"{m.config_id[:12]} ({pct(m.share)})"
+                        for m in pbo.in_sample_best.most_frequent[:3]
                     ),
                 ),
                 (
                     "blocks",
-                    f"{pbo['periods_per_block']} periods each; first "
-                    f"{pbo['leading_periods_dropped']} period(s) dropped",
+                    f"{pbo.periods_per_block} periods each; first "
+                    f"{pbo.leading_periods_dropped} period(s) dropped",
                 ),
             ]
         ),
@@ -471,139 +503,137 @@ def _pbo_blocks(pbo: dict[str, Any]) -> list[Block]:
     ]
 
 
-def _corrections_blocks(corr: dict[str, Any]) -> list[Block]:
-    if not corr.get("available"):
+def _corrections_blocks(corr: Corrections | TooFewReplications | Unavailable) -> list[Block]:
+    if not isinstance(corr, Corrections):
         return [Paragraph("Holm and Benjamini-Hochberg: " + _unavailable(corr) + ".", "note")]
     return [
         Paragraph(
-            f"Of {num(corr['tests'])} per-config p-values, {num(corr['raw'])} are at or below "
-            f"{corr['alpha']}; {num(corr['holm'])} survive Holm (family-wise error) and "
-            f"{num(corr['benjamini_hochberg'])} survive Benjamini-Hochberg (false discovery "
+            f"Of {num(corr.tests)} per-config p-values, {num(corr.raw)} are at or below "
+            f"{corr.alpha}; {num(corr.holm)} survive Holm (family-wise error) and "
+            f"{num(corr.benjamini_hochberg)} survive Benjamini-Hochberg (false discovery "
             "rate)"
             + (
-                f"; the winner's adjusted p-values are {num(corr['winner_holm_adjusted'])} "
-                f"(Holm) and {num(corr['winner_bh_adjusted'])} (BH)."
-                if "winner_holm_adjusted" in corr
+                f"; the winner's adjusted p-values are {num(corr.winner_holm_adjusted)} "
+                f"(Holm) and {num(corr.winner_bh_adjusted)} (BH)."
+                if corr.winner_holm_adjusted is not None
                 else "."
             )
         )
     ]
 
 
-def testing_blocks(
-    d: dict[str, Any], verdict: dict[str, Any] | None, figures: list[str]
-) -> list[Block]:
-    """Section 5 and the verdict."""
-    blocks: list[Block] = [Heading(2, "5. Multiple testing")]
-    if not d.get("available"):
-        return [
-            *blocks,
-            Paragraph(_unavailable(d)),
-            Heading(3, "Verdict"),
-            Paragraph("No verdict: no config finished with status ok.", "neutral"),
-        ]
-    bench = d["benchmark"]
-    blocks.append(Paragraph(bench["null"]))
-    w = d.get("winner")
-    if w:
-        blocks.append(
-            Paragraph(
-                f"Winner (highest {d['selection_metric']}): "
-                f"{', '.join(f'{k}={num(v)}' for k, v in w['params'].items())} "
-                f"(config {w['config_id']}): excess Sharpe {num(w['sharpe'])} per period, "
-                f"{num(w['sharpe_ann'])} annualised (its own Sharpe {num(w['own_sharpe_ann'])}"
-                + (
-                    f"; the benchmark's {num(bench['sharpe_ann'])}"
-                    if bench.get("sharpe_ann") is not None
-                    else ""
-                )
-                + f"), over {num(w['n_obs'])} periods; skew {num(w['skew'])}, raw kurtosis "
-                f"{num(w['kurtosis'])}; t = {num(w['t_stat'])}, its own bootstrap p-value "
-                f"{num(w['p_value'])} (before accounting for the search)."
-            )
-        )
-    blocks.append(Heading(3, "Sweep-wide tests"))
-    blocks += _sweep_wide_blocks(d)
-    blocks += _corrections_blocks(d["corrections"])
-    blocks.append(Heading(3, "Deflated Sharpe ratio"))
-    if w:
-        blocks += _deflation_blocks(d)
-    blocks.append(Heading(3, "Out of sample (CSCV) and PBO"))
-    blocks += _pbo_blocks(d["pbo"])
-    blocks.append(Heading(3, "Dimensionality of the returns"))
-    blocks.append(KeyValues(_dimensionality_rows(d)))
-    blocks += _figures("multiple_testing", figures)
-    blocks.append(Heading(3, "Verdict"))
+def _verdict_blocks(verdict: Verdict | None) -> list[Block]:
+    blocks: list[Block] = [Heading(3, "Verdict")]
     if verdict:
-        style = {True: "good", False: "bad"}.get(verdict["likely_real"], "neutral")
-        blocks.append(Paragraph(verdict["paragraph"], style))
-        blocks.append(Bullets([*verdict["reasons"], verdict["rule"]]))
+        blocks.append(Paragraph(verdict.paragraph, verdict_style(verdict.likely_real)))
+        blocks.append(Bullets([*verdict.reasons, verdict.rule]))
     else:
         blocks.append(Paragraph("No verdict: no config finished with status ok.", "neutral"))
     return blocks
 
 
-def out_of_sample_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
+def testing_blocks(
+    d: MultipleTestingSection | Unavailable, verdict: Verdict | None, figures: list[str]
+) -> list[Block]:
+    """Section 5 and the verdict."""
+    blocks: list[Block] = [Heading(2, "5. Multiple testing")]
+    if isinstance(d, Unavailable):
+        return [*blocks, Paragraph(_unavailable(d)), *_verdict_blocks(None)]
+    bench = d.benchmark
+    blocks.append(Paragraph(bench.null))
+    w = d.winner
+    if w:
+        blocks.append(
+            Paragraph(
+                f"Winner (highest {d.selection_metric}): "
+                f"{', '.join(f'{k}={num(v)}' for k, v in w.params.items())} "
+                f"(config {w.config_id}): excess Sharpe {num(w.sharpe)} per period, "
+                f"{num(w.sharpe_ann)} annualised (its own Sharpe {num(w.own_sharpe_ann)}"
+                + (
+                    f"; the benchmark's {num(bench.sharpe_ann)}"
+                    if bench.sharpe_ann is not None
+                    else ""
+                )
+                + f"), over {num(w.n_obs)} periods; skew {num(w.skew)}, raw kurtosis "
+                f"{num(w.kurtosis)}; t = {num(w.t_stat)}, its own bootstrap p-value "
+                f"{num(w.p_value)} (before accounting for the search)."
+            )
+        )
+    blocks.append(Heading(3, "Sweep-wide tests"))
+    blocks += _sweep_wide_blocks(d)
+    blocks += _corrections_blocks(d.corrections)
+    blocks.append(Heading(3, "Deflated Sharpe ratio"))
+    if w:
+        blocks += _deflation_blocks(d)
+    blocks.append(Heading(3, "Out of sample (CSCV) and PBO"))
+    blocks += _pbo_blocks(d.pbo)
+    blocks.append(Heading(3, "Dimensionality of the returns"))
+    blocks.append(KeyValues(_dimensionality_rows(d)))
+    blocks += _figures("multiple_testing", figures)
+    blocks += _verdict_blocks(verdict)
+    return blocks
+
+
+def _fold_table(folds: tuple[Mapping[str, Any], ...]) -> Table:
+    shown = folds[:MAX_ROWS]
+    skip = {"fold", "train", "test", "grid_index"}
+    # Parameters no fold changed (fixed costs, one-value axes) are left out.
+    extra = [
+        k
+        for k in shown[0]
+        if k not in skip
+        and (k.startswith(("in_sample_", "oos_")) or len({str(f[k]) for f in folds}) > 1)
+    ]
+    return Table(
+        ["fold", "train", "test", *extra],
+        [[f["fold"], f["train"], f["test"], *(num(f[k]) for k in extra)] for f in shown],
+        caption=f"Each fold's in-sample best ({len(folds)} folds"
+        + (f", first {MAX_ROWS} shown" if len(folds) > MAX_ROWS else "")
+        + "; `sweep results RUN_DIR --folds` prints them all)",
+    )
+
+
+def out_of_sample_blocks(d: OutOfSampleSection | Unavailable, figures: list[str]) -> list[Block]:
     """Section 6: walk-forward and CPCV validation of the selection."""
     blocks: list[Block] = [Heading(2, "6. Out of sample")]
-    if not d.get("available"):
+    if isinstance(d, Unavailable):
         return [*blocks, Paragraph(_unavailable(d))]
-    blocks.append(Paragraph(d["paragraph"]))
-    rows = [("selection metric", d["metric"])]
-    if (wf := d.get("walk_forward")) is not None:
+    blocks.append(Paragraph(d.paragraph))
+    rows = [("selection metric", d.metric)]
+    if (wf := d.walk_forward) is not None:
         rows += [
             (
                 "walk-forward",
-                f"{wf['folds']} folds, {num(wf['periods'])} out-of-sample periods "
-                f"({wf['first']} to {wf['last']})",
+                f"{wf.folds} folds, {num(wf.periods)} out-of-sample periods "
+                f"({wf.first} to {wf.last})",
             ),
-            ("out-of-sample Sharpe (ann.)", num(wf["sharpe_ann"])),
-            (
-                "PSR vs no excess",
-                f"{num(wf['psr'])} ({wf['rule']}: {'yes' if wf['holds'] else 'no'})",
-            ),
-            ("in-sample Sharpe of the choices (ann.)", num(wf["in_sample_sharpe_ann"])),
-            ("walk-forward efficiency", num(wf["efficiency"])),
+            ("out-of-sample Sharpe (ann.)", num(wf.sharpe_ann)),
+            ("PSR vs no excess", f"{num(wf.psr)} ({wf.rule}: {'yes' if wf.holds else 'no'})"),
+            ("in-sample Sharpe of the choices (ann.)", num(wf.in_sample_sharpe_ann)),
+            ("walk-forward efficiency", num(wf.efficiency)),
             (
                 "total return out of sample",
-                f"rule {pct(wf['total_return'])}, benchmark {pct(wf['benchmark_total_return'])}, "
-                f"fixed winner {pct(wf['fixed_winner_total_return'])}",
+                f"rule {pct(wf.total_return)}, benchmark {pct(wf.benchmark_total_return)}, "
+                f"fixed winner {pct(wf.fixed_winner_total_return)}",
             ),
         ]
-    if (cv := d.get("cpcv")) is not None:
+    if (cv := d.cpcv) is not None:
         rows += [
-            ("CPCV", f"{cv['splits']} splits, {cv['paths']} paths"),
-            ("median path Sharpe (ann.)", num(cv["median_sharpe_ann"])),
-            ("P(path Sharpe < 0)", num(cv["prob_negative"])),
+            ("CPCV", f"{cv.splits} splits, {cv.paths} paths"),
+            ("median path Sharpe (ann.)", num(cv.median_sharpe_ann)),
+            ("P(path Sharpe < 0)", num(cv.prob_negative)),
         ]
     blocks.append(KeyValues(rows))
-    folds = d["folds"][:MAX_ROWS]
-    if folds:
-        skip = {"fold", "train", "test", "grid_index"}
-        # Parameters no fold changed (fixed costs, one-value axes) are left out.
-        extra = [
-            k
-            for k in folds[0]
-            if k not in skip
-            and (k.startswith(("in_sample_", "oos_")) or len({str(f[k]) for f in d["folds"]}) > 1)
-        ]
-        blocks.append(
-            Table(
-                ["fold", "train", "test", *extra],
-                [[f["fold"], f["train"], f["test"], *(num(f[k]) for k in extra)] for f in folds],
-                caption=f"Each fold's in-sample best ({len(d['folds'])} folds"
-                + (f", first {MAX_ROWS} shown" if len(d["folds"]) > MAX_ROWS else "")
-                + "; `sweep results RUN_DIR --folds` prints them all)",
-            )
-        )
+    if d.folds:
+        blocks.append(_fold_table(d.folds))
     blocks += _figures("out_of_sample", figures)
     return blocks
 
 
-def _usl_text(s: dict[str, Any]) -> str:
+def _usl_text(s: Mapping[str, Any]) -> str:
     fit = s["fit"]
     if not fit.get("available"):
-        return _unavailable(fit)
+        return _bench_unavailable(fit)
     peak = fit.get("peak_workers")
     if peak is None or peak > 100 * s["max_workers"]:
         peak_text = "no peak within reach (κ ≈ 0: no retrograde region measured)"
@@ -622,28 +652,28 @@ def _usl_text(s: dict[str, Any]) -> str:
     return text
 
 
-def _run_scaling_rows(r: dict[str, Any]) -> list[tuple[str, str]]:
+def _run_scaling_rows(r: RunScaling) -> list[tuple[str, str]]:
     """Section 7's rows from the run's own telemetry (:mod:`sweep.report._run_scaling`)."""
-    if not r.get("tasks"):
+    if not r.tasks:
         return [("this run", "no task ran: nothing to measure")]
-    cross = r["crossover_configs"]
-    achieved = r["achieved_speedup"]
+    cross = r.crossover_configs
+    achieved = r.achieved_speedup
     rows = [
         (
             "this run",
-            f"{r['tasks']:,} tasks on {r['executor']} ({r['workers']} worker(s)); O = "
-            f"{seconds(r['overhead_seconds'])} per task, b = {seconds(r['per_config_seconds'])} "
-            f"per config, from the {r['source']}",
+            f"{r.tasks:,} tasks on {r.executor} ({r.workers} worker(s)); O = "
+            f"{seconds(r.overhead_seconds)} per task, b = {seconds(r.per_config_seconds)} "
+            f"per config, from the {r.source}",
         ),
         (
             "batching S(B)",
-            f"at the run's batch B = {r['batch_size']:,}: law {num(r['law_speedup'], 3)}, "
+            f"at the run's batch B = {r.batch_size:,}: law {num(r.law_speedup, 3)}, "
             + (
                 f"achieved {num(achieved, 3)}"
-                if achieved is not None
+                if math.isfinite(achieved)
                 else "achieved not measurable (no warm task of that size)"
             )
-            + f" (ceiling 1 + O/b = {num(r['ceiling'], 3)})",
+            + f" (ceiling 1 + O/b = {num(r.ceiling, 3)})",
         ),
         (
             "crossover",
@@ -653,50 +683,55 @@ def _run_scaling_rows(r: dict[str, Any]) -> list[tuple[str, str]]:
                 else "none: Ray is not predicted to beat in-process at any grid size"
             )
             + "; assumes: "
-            + "; ".join(r["crossover_basis"]),
+            + "; ".join(r.crossover_basis),
         ),
     ]
-    if r.get("usl"):
-        u = r["usl"]
-        rows.append(("USL (bench)", f"σ = {num(u['sigma'])}, κ = {num(u['kappa'])}"))
+    if r.usl:
+        rows.append(("USL (bench)", f"σ = {num(r.usl['sigma'])}, κ = {num(r.usl['kappa'])}"))
     return rows
 
 
-def _choice_text(p: dict[str, Any]) -> tuple[str, str]:
-    """One session's executor choice: what was asked, what ran, why, the predictions."""
-    c = p["executor_choice"]
-    text = f"{c['chosen']} (asked: {c['requested']}): {c['reason']}"
-    if c.get("assumptions"):
-        text += "; assumed: " + "; ".join(c["assumptions"])
-    if p.get("planning_seconds") is not None:
-        text += f"; planning took {seconds(p['planning_seconds'])}"
-    return (f"session {p['session']} executor", text)
+def _choice_text(p: PlannerRow) -> tuple[str, str]:
+    """One session's executor choice: what was asked, what ran, why, the assumptions."""
+    c = p.executor_choice
+    assert c is not None  # callers pass rows with a choice
+    text = f"{c.chosen} (asked: {c.requested}): {c.reason}"
+    if c.assumptions:
+        text += "; assumed: " + "; ".join(c.assumptions)
+    if p.planning_seconds is not None and math.isfinite(p.planning_seconds):
+        text += f"; planning took {seconds(p.planning_seconds)}"
+    return (f"session {p.session} executor", text)
 
 
-def scaling_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
+def _bench_unavailable(part: Mapping[str, Any]) -> str:
+    """Why a benchmark's fit is missing (bench results are JSON: see :mod:`sweep.bench`)."""
+    return f"not available: {part.get('reason') or part.get('error') or 'see report.json'}"
+
+
+def scaling_blocks(d: ScalingSection | NoBenchmarks, figures: list[str]) -> list[Block]:
     """Section 7: the run's own scaling (never empty), then ``sweep bench`` results."""
     blocks: list[Block] = [Heading(2, "7. Scaling")]
-    if d.get("from_run"):
-        blocks.append(KeyValues(_run_scaling_rows(d["from_run"])))
-    if not d.get("available"):
+    if d.from_run is not None:
+        blocks.append(KeyValues(_run_scaling_rows(d.from_run)))
+    if isinstance(d, NoBenchmarks):
         return [
             *blocks,
             Paragraph(
-                f"No benchmark results found (looked in {', '.join(d['searched'])}); {d['hint']}.",
+                f"No benchmark results found (looked in {', '.join(d.searched)}); {d.hint}.",
                 "note",
             ),
         ]
-    rows = [("results from", str(d["source"]))]
-    if "overhead" in d:
-        o = d["overhead"]
+    rows = [("results from", str(d.source))]
+    if d.overhead is not None:
+        o = d.overhead
         rows.append(
             (
                 "per-task overhead",
                 f"{seconds(o['overhead_seconds'])} on {o['workers']} worker(s) ({o['generated']})",
             )
         )
-    if "amortization" in d:
-        a = d["amortization"]
+    if d.amortization is not None:
+        a = d.amortization
         fit = a["fit"]
         text = (
             f"O = {seconds(fit['overhead_seconds'])}, b = {seconds(fit['per_config_seconds'])}, "
@@ -704,7 +739,7 @@ def scaling_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
             f"B*(0.9) = {num(fit['batch_for_90pct'], 3)}, ceiling S = "
             f"{num(fit['ceiling_speedup'], 3)}"
             if fit.get("available")
-            else _unavailable(fit)
+            else _bench_unavailable(fit)
         )
         planner = a.get("planner") or {}
         if planner.get("error"):
@@ -716,20 +751,20 @@ def scaling_blocks(d: dict[str, Any], figures: list[str]) -> list[Block]:
                 f"{num(planner['law_batch'], 3)}"
             )
         rows.append(("amortization", text))
-    if "scaling" in d:
-        rows.append(("scaling (USL)", _usl_text(d["scaling"])))
+    if d.scaling is not None:
+        rows.append(("scaling (USL)", _usl_text(d.scaling)))
     blocks.append(KeyValues(rows))
     blocks += _figures("scaling", figures)
     return blocks
 
 
-def report_document(data: dict[str, Any], figures: list[str]) -> list[Block]:
-    """Every block of the report, from its JSON data and the names of its figures.
+def report_document(data: ReportData, figures: list[str]) -> list[Block]:
+    """Every block of the report, from its data and the names of its figures.
 
     Parameters
     ----------
-    data : dict
-        The report (as in report.json).
+    data : ReportData
+        The report (as report.json holds it, read back).
     figures : list of str
         Names of the figures that exist.
 
@@ -738,23 +773,22 @@ def report_document(data: dict[str, Any], figures: list[str]) -> list[Block]:
     list of Block
         Title, the summary (:mod:`sweep.report._summary`), then sections 1 to 7.
     """
-    ident = data["identity"]
-    verdict = data.get("verdict")
+    ident = data.identity
     blocks: list[Block] = [
-        Heading(1, f"Sweep report: {ident['run_name']}"),
+        Heading(1, f"Sweep report: {ident.run_name}"),
         Paragraph(
-            f"Generated {data['generated']['at']} by {data['generated']['by']} from "
-            f"{ident['run_dir']}. Sharpe ratios are per period unless marked annualised; "
+            f"Generated {data.generated.at} by {data.generated.by} from "
+            f"{ident.run_dir}. Sharpe ratios are per period unless marked annualised; "
             "kurtosis is raw (normal = 3).",
             "note",
         ),
     ]
     blocks += summary_blocks(data)
     blocks += identity_blocks(ident)
-    blocks += integrity_blocks(data["integrity"])
-    blocks += execution_blocks(data["execution"], figures)
-    blocks += results_blocks(data["results"], ident["grid"], figures)
-    blocks += testing_blocks(data["multiple_testing"], verdict, figures)
-    blocks += out_of_sample_blocks(data.get("out_of_sample") or {}, figures)
-    blocks += scaling_blocks(data["scaling"], figures)
+    blocks += integrity_blocks(data.integrity)
+    blocks += execution_blocks(data.execution, figures)
+    blocks += results_blocks(data.results, ident.grid, figures)
+    blocks += testing_blocks(data.multiple_testing, data.verdict, figures)
+    blocks += out_of_sample_blocks(data.out_of_sample, figures)
+    blocks += scaling_blocks(data.scaling, figures)
     return blocks

@@ -18,8 +18,21 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from stats import fit_amortization
+from sweep._record import Manifest
 from sweep.errors import StatsInputError
 from sweep.report._load import RunData
+from sweep.report._sections import (
+    AmortizationFit,
+    BatchSizes,
+    ExecutionSection,
+    Lane,
+    PerTaskShare,
+    PlannerRow,
+    ServiceSeconds,
+    TaskStats,
+    Unavailable,
+    WallRow,
+)
 
 #: Fewest warm tasks (and distinct batch sizes) a fit of ``T = O + bB`` needs.
 MIN_FIT_TASKS = 3
@@ -92,111 +105,174 @@ def task_frame(telemetry: pd.DataFrame) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def _fit(sizes: NDArray[Any], seconds: NDArray[Any]) -> dict[str, Any]:
-    """Fit ``T = O + bB`` where possible; a dict with the fit or the reason there is none."""
+def _fit(sizes: NDArray[Any], seconds: NDArray[Any]) -> AmortizationFit | Unavailable:
+    """Fit ``T = O + bB`` where possible; the fit, or the reason there is none."""
     if sizes.shape[0] < MIN_FIT_TASKS or np.unique(sizes).shape[0] < 2:
-        return {
-            "available": False,
-            "reason": (
+        return Unavailable(
+            reason=(
                 f"needs at least {MIN_FIT_TASKS} warm tasks of at least 2 distinct batch sizes; "
                 f"the run has {sizes.shape[0]} warm tasks of sizes "
                 f"{sorted(set(sizes.tolist()))[:8]}"
-            ),
-        }
+            )
+        )
     try:
         fit = fit_amortization(sizes, seconds)
     except StatsInputError as exc:
-        return {"available": False, "reason": str(exc)}
+        return Unavailable(reason=str(exc))
     law = fit.law
     note = (
         "the fitted overhead is negative: smaller than these timings can resolve (the law uses 0)"
         if fit.overhead < 0
         else None
     )
-    return {
-        "available": True,
-        "note": note,
-        "overhead_seconds": fit.overhead,
-        "per_config_seconds": fit.marginal,
-        "r_squared": fit.r_squared,
-        "n_tasks": fit.n_points,
-        "ridge_batch": law.ridge,
-        "batch_for_90pct": law.batch_for_fraction(0.9),
-        "batch_for_99pct": law.batch_for_fraction(0.99),
-        "ceiling_speedup": law.ceiling,
-    }
+    return AmortizationFit(
+        note=note,
+        overhead_seconds=fit.overhead,
+        per_config_seconds=fit.marginal,
+        r_squared=fit.r_squared,
+        n_tasks=fit.n_points,
+        ridge_batch=law.ridge,
+        batch_for_90pct=law.batch_for_fraction(0.9),
+        batch_for_99pct=law.batch_for_fraction(0.99),
+        ceiling_speedup=law.ceiling,
+    )
 
 
-def _planner_rows(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+def _planner_rows(manifest: Manifest) -> tuple[PlannerRow, ...]:
     rows = []
-    for s in sorted(manifest.get("sessions", []), key=lambda s: int(s["id"])):
-        plan = s.get("plan") or {}
-        info = s.get("executor_info") or {}
+    for s in manifest.sessions_in_order():
+        plan = s.plan
+        info = s.executor_info or {}
         rows.append(
-            {
-                "session": int(s["id"]),
-                "executor": info.get("kind", s.get("executor")),
-                "workers": info.get("workers"),
-                "nodes": info.get("nodes"),
-                "address": info.get("address"),
-                "ray_version": info.get("ray_version"),
-                "source": plan.get("source"),
-                "batch_size": plan.get("batch_size"),
-                "overhead_seconds": plan.get("overhead_seconds"),
-                "transport_seconds": plan.get("transport_seconds"),
-                "fixed_in_task_seconds": plan.get("fixed_in_task_seconds"),
-                "driver_write_seconds": plan.get("driver_write_seconds"),
-                "per_config_seconds": plan.get("per_config_seconds"),
-                "target_efficiency": plan.get("target_efficiency"),
-                "law_batch": plan.get("law_batch"),
-                "clamps": list(plan.get("clamps") or []),
-                "pilot_tasks": len(plan.get("pilot") or []),
-                "planning_seconds": plan.get("planning_seconds"),
-                "executor_choice": s.get("executor_choice"),
-            }
+            PlannerRow(
+                session=s.id,
+                executor=info.get("kind", s.executor),
+                workers=info.get("workers"),
+                nodes=info.get("nodes"),
+                address=info.get("address"),
+                ray_version=info.get("ray_version"),
+                source=None if plan is None else plan.source,
+                batch_size=None if plan is None else plan.batch_size,
+                overhead_seconds=None if plan is None else plan.overhead_seconds,
+                transport_seconds=None if plan is None else plan.transport_seconds,
+                fixed_in_task_seconds=None if plan is None else plan.fixed_in_task_seconds,
+                driver_write_seconds=None if plan is None else plan.driver_write_seconds,
+                per_config_seconds=None if plan is None else plan.per_config_seconds,
+                target_efficiency=None if plan is None else plan.target_efficiency,
+                law_batch=None if plan is None else plan.law_batch,
+                clamps=() if plan is None else plan.clamps,
+                pilot_tasks=0 if plan is None else len(plan.pilot),
+                planning_seconds=None if plan is None else plan.planning_seconds,
+                executor_choice=s.executor_choice,
+            )
         )
-    return rows
+    return tuple(rows)
 
 
-def _wall_rows(manifest: dict[str, Any], tasks: pd.DataFrame | None) -> list[dict[str, Any]]:
+def _wall_rows(manifest: Manifest, tasks: pd.DataFrame | None) -> tuple[WallRow, ...]:
     """Wall time per session: recorded by the driver, else the span of its tasks."""
     rows = []
-    for s in sorted(manifest.get("sessions", []), key=lambda s: int(s["id"])):
-        sid = int(s["id"])
-        wall = s.get("wall_seconds")
+    for s in manifest.sessions_in_order():
+        wall = s.wall_seconds
         source = "recorded"
         if wall is None:
             span = None
             if tasks is not None:
-                mine = tasks[tasks["session"] == sid]
+                mine = tasks[tasks["session"] == s.id]
                 if len(mine):
                     span = float(mine["end"].max())
             wall, source = span, "task span (the driver recorded none)" if span else "unknown"
-        rows.append({"session": sid, "wall_seconds": wall, "source": source})
-    return rows
+        rows.append(WallRow(session=s.id, wall_seconds=wall, source=source))
+    return tuple(rows)
 
 
-def _lanes(tasks: pd.DataFrame) -> list[dict[str, Any]]:
+def _lanes(tasks: pd.DataFrame) -> tuple[Lane, ...]:
     out = []
     for (session, lane), g in tasks.groupby(["session", "lane"], sort=True):
         out.append(
-            {
-                "session": int(session),  # type: ignore[call-overload]
-                "lane": str(lane),
-                "node": str(g["node"].iloc[0]),
-                "worker": str(g["worker"].iloc[0]),
-                "tasks": len(g),
-                "configs": int(g["n_configs"].sum()),
-                "busy_seconds": float(g["service"].sum()),
-                "compute_seconds": float(g["compute"].sum()),
-                "first_start": float(g["start"].min()),
-                "last_end": float(g["end"].max()),
-            }
+            Lane(
+                session=int(session),  # type: ignore[call-overload]
+                lane=str(lane),
+                node=str(g["node"].iloc[0]),
+                worker=str(g["worker"].iloc[0]),
+                tasks=len(g),
+                configs=int(g["n_configs"].sum()),
+                busy_seconds=float(g["service"].sum()),
+                compute_seconds=float(g["compute"].sum()),
+                first_start=float(g["start"].min()),
+                last_end=float(g["end"].max()),
+            )
         )
-    return out
+    return tuple(out)
 
 
-def execution_section(run: RunData) -> tuple[dict[str, Any], ExecutionPlotData]:
+#: What the execution section's time measures mean.
+DEFINITIONS = {
+    "latency": "end - submit of a task",
+    "service": "end - max(submit, previous end on the same worker): the worker's time "
+    "on the task (dispatch, arguments, compute, result transport)",
+    "overhead_share": "1 - sum(compute) / sum(service)",
+    "overhead_share_latency": "1 - sum(compute) / sum(end - submit)",
+    "warm": "every task but the first of each worker in each session (those are "
+    "left out of the fits: process start, imports, JIT compilation)",
+}
+
+
+def _task_stats(
+    tasks: pd.DataFrame, wall_total: float, workers_max: int
+) -> tuple[TaskStats, dict[str, tuple[float, float]]]:
+    """The telemetry's statistics, and ``(O, b)`` of each fit that succeeded."""
+    cpu = float(tasks["compute"].sum())
+    warm = tasks[tasks["warm"]]
+    service_fit = _fit(warm["n_configs"].to_numpy(), warm["service"].to_numpy())
+    compute_fit = _fit(warm["n_configs"].to_numpy(), warm["compute"].to_numpy())
+    fits = {
+        name: (f.overhead_seconds, f.per_config_seconds)
+        for name, f in (("service", service_fit), ("compute", compute_fit))
+        if isinstance(f, AmortizationFit)
+    }
+    share = tasks["compute"].clip(lower=0) / tasks["service"].where(tasks["service"] > 0)
+    attempts = tasks["attempt"].to_numpy()
+    any_share = bool(share.notna().any())
+    stats = TaskStats(
+        utilisation=cpu / (wall_total * workers_max) if wall_total and workers_max else None,
+        tasks_by_session={
+            str(k): int(v) for k, v in tasks.groupby("session").size().sort_index().items()
+        },
+        configs_in_tasks=int(tasks["n_configs"].sum()),
+        batch_sizes=BatchSizes(
+            min=int(tasks["n_configs"].min()),
+            median=float(tasks["n_configs"].median()),
+            max=int(tasks["n_configs"].max()),
+            distinct=int(tasks["n_configs"].nunique()),
+        ),
+        workers_seen=int(tasks[["node", "worker"]].drop_duplicates().shape[0]),
+        nodes_seen=int(tasks["node"].nunique()),
+        overhead_share=1.0 - cpu / float(tasks["service"].sum())
+        if tasks["service"].sum() > 0
+        else None,
+        overhead_share_latency=1.0 - cpu / float(tasks["latency"].sum())
+        if tasks["latency"].sum() > 0
+        else None,
+        overhead_share_per_task=PerTaskShare(
+            median=float(1.0 - share.median()) if any_share else None,
+            p90=float(1.0 - share.quantile(0.1)) if any_share else None,
+        ),
+        service_seconds=ServiceSeconds(
+            total=float(tasks["service"].sum()),
+            median=float(tasks["service"].median()),
+            max=float(tasks["service"].max()),
+        ),
+        fit_service=service_fit,
+        fit_compute=compute_fit,
+        retries=int((attempts >= 1).sum()),
+        attempt_unknown=int((attempts < 0).sum()),
+        workers=_lanes(tasks),
+    )
+    return stats, fits
+
+
+def execution_section(run: RunData) -> tuple[ExecutionSection, ExecutionPlotData]:
     """Section 3 of the report.
 
     Parameters
@@ -206,7 +282,7 @@ def execution_section(run: RunData) -> tuple[dict[str, Any], ExecutionPlotData]:
 
     Returns
     -------
-    section : dict
+    section : ExecutionSection
         Wall and CPU time, workers and nodes, the planner's choices per session, task
         counts, overhead shares, the fits of ``T = O + bB`` to service and compute times,
         per-worker summaries and retries.
@@ -215,75 +291,23 @@ def execution_section(run: RunData) -> tuple[dict[str, Any], ExecutionPlotData]:
     """
     manifest = run.manifest
     tasks = task_frame(run.telemetry) if run.telemetry is not None else None
+    tasks = tasks if tasks is not None and not tasks.empty else None
     walls = _wall_rows(manifest, tasks)
-    wall_total = sum(float(w["wall_seconds"]) for w in walls if w["wall_seconds"] is not None)
-    section: dict[str, Any] = {
-        "wall_seconds": wall_total,
-        "wall_by_session": walls,
-        "planner": _planner_rows(manifest),
-        "definitions": {
-            "latency": "end - submit of a task",
-            "service": "end - max(submit, previous end on the same worker): the worker's time "
-            "on the task (dispatch, arguments, compute, result transport)",
-            "overhead_share": "1 - sum(compute) / sum(service)",
-            "overhead_share_latency": "1 - sum(compute) / sum(end - submit)",
-            "warm": "every task but the first of each worker in each session (those are "
-            "left out of the fits: process start, imports, JIT compilation)",
-        },
-    }
-    if tasks is None or tasks.empty:
-        section.update({"tasks": 0, "cpu_seconds": 0.0, "telemetry": False})
-        return section, ExecutionPlotData(None)
-    cpu = float(tasks["compute"].sum())
-    workers_max = max((p["workers"] or 0 for p in section["planner"]), default=0)
-    warm = tasks[tasks["warm"]]
-    service_fit = _fit(warm["n_configs"].to_numpy(), warm["service"].to_numpy())
-    compute_fit = _fit(warm["n_configs"].to_numpy(), warm["compute"].to_numpy())
-    fits = {
-        name: (f["overhead_seconds"], f["per_config_seconds"])
-        for name, f in (("service", service_fit), ("compute", compute_fit))
-        if f["available"]
-    }
-    share = tasks["compute"].clip(lower=0) / tasks["service"].where(tasks["service"] > 0)
-    attempts = tasks["attempt"].to_numpy()
-    section.update(
-        {
-            "telemetry": True,
-            "cpu_seconds": cpu,
-            "utilisation": cpu / (wall_total * workers_max) if wall_total and workers_max else None,
-            "tasks": len(tasks),
-            "tasks_by_session": {
-                str(k): int(v) for k, v in tasks.groupby("session").size().sort_index().items()
-            },
-            "configs_in_tasks": int(tasks["n_configs"].sum()),
-            "batch_sizes": {
-                "min": int(tasks["n_configs"].min()),
-                "median": float(tasks["n_configs"].median()),
-                "max": int(tasks["n_configs"].max()),
-                "distinct": int(tasks["n_configs"].nunique()),
-            },
-            "workers_seen": int(tasks[["node", "worker"]].drop_duplicates().shape[0]),
-            "nodes_seen": int(tasks["node"].nunique()),
-            "overhead_share": 1.0 - cpu / float(tasks["service"].sum())
-            if tasks["service"].sum() > 0
-            else None,
-            "overhead_share_latency": 1.0 - cpu / float(tasks["latency"].sum())
-            if tasks["latency"].sum() > 0
-            else None,
-            "overhead_share_per_task": {
-                "median": float(1.0 - share.median()) if share.notna().any() else None,
-                "p90": float(1.0 - share.quantile(0.1)) if share.notna().any() else None,
-            },
-            "service_seconds": {
-                "total": float(tasks["service"].sum()),
-                "median": float(tasks["service"].median()),
-                "max": float(tasks["service"].max()),
-            },
-            "fit_service": service_fit,
-            "fit_compute": compute_fit,
-            "retries": int((attempts >= 1).sum()),
-            "attempt_unknown": int((attempts < 0).sum()),
-            "workers": _lanes(tasks),
-        }
+    wall_total = sum(float(w.wall_seconds) for w in walls if w.wall_seconds is not None)
+    planner = _planner_rows(manifest)
+    stats: TaskStats | None = None
+    fits: dict[str, tuple[float, float]] = {}
+    if tasks is not None:
+        workers_max = max((p.workers or 0 for p in planner), default=0)
+        stats, fits = _task_stats(tasks, wall_total, workers_max)
+    section = ExecutionSection(
+        wall_seconds=wall_total,
+        wall_by_session=walls,
+        planner=planner,
+        definitions=DEFINITIONS,
+        telemetry=tasks is not None,
+        cpu_seconds=0.0 if tasks is None else float(tasks["compute"].sum()),
+        tasks=0 if tasks is None else len(tasks),
+        stats=stats,
     )
     return section, ExecutionPlotData(tasks, fits)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
@@ -15,6 +13,7 @@ from stats import (
     sweep_wide_pvalue,
 )
 from sweep.errors import USER_ERRORS
+from sweep.report._sections import ImpliedTrials, StepMResult, SweepWideTests, Unavailable, Winner
 
 #: Grid indices listed per StepM set in report.json.
 LISTED_IDS = 20
@@ -38,9 +37,9 @@ def statistic_text(n_obs: int) -> str:
 def sweep_wide_tests(
     summary: NullSummary | None,
     frame: pd.DataFrame,
-    winner: dict[str, Any] | None,
+    winner: Winner | None,
     alpha: float,
-) -> dict[str, Any]:
+) -> SweepWideTests | Unavailable:
     """Reality Check, SPA, StepM and the winner's sweep-wide p-value.
 
     Parameters
@@ -49,21 +48,20 @@ def sweep_wide_tests(
         Merged over the good parts (None: the sweep has no bootstrap).
     frame : pandas.DataFrame
         The ok configs (``grid_index``, ``excess_mean``, ``t_stat``, ``config_id``).
-    winner : dict or None
-        The winner (``t_stat``, ``config_id``).
+    winner : Winner or None
+        The winner.
     alpha : float
         Level of StepM.
 
     Returns
     -------
-    dict
-        ``available`` and, when it is, the p-values, the StepM set and how they were made.
+    SweepWideTests or Unavailable
+        The p-values, the StepM set and how they were made.
     """
     if summary is None:
-        return {
-            "available": False,
-            "reason": "the sweep has no bootstrap replications (metrics.bootstrap_reps = 0)",
-        }
+        return Unavailable(
+            reason="the sweep has no bootstrap replications (metrics.bootstrap_reps = 0)"
+        )
     n_obs = int(frame["n_obs"].iloc[0])
     index = frame["grid_index"].to_numpy(dtype=np.int64)
     t_stat = frame["t_stat"].to_numpy(dtype=np.float64)
@@ -77,40 +75,38 @@ def sweep_wide_tests(
             alpha,
         )
     except USER_ERRORS as exc:
-        return {"available": False, "reason": str(exc)}
+        return Unavailable(reason=str(exc))
     ids = pd.Series(frame["config_id"].to_numpy(), index=index)
     rejected = res.stepm.rejected
-    out: dict[str, Any] = {
-        "available": True,
-        "reps": res.reps,
-        "configs": res.n_configs,
-        "reality_check_pvalue": res.reality_check_pvalue,
-        "spa_pvalue": res.spa_pvalue,
-        "best_t_config_id": str(ids[res.best_index]),
-        "stepm": {
-            "alpha": alpha,
-            "count": int(rejected.size),
-            "config_ids": sorted(str(ids[i]) for i in rejected)[:LISTED_IDS],
-            "steps": res.stepm.steps,
-            "exact": res.stepm.exact,
-            "top_k": summary.top_k,
-        },
-        "winner_pvalue": (
-            sweep_wide_pvalue(summary, float(winner["t_stat"])) if winner is not None else None
+    note = (
+        None
+        if res.stepm.exact
+        else f"every one of the {summary.top_k} null maxima stored per replication belonged "
+        "to an already rejected config in some replication, so the step-down used an upper "
+        "bound there: the set is conservative (FWER still controlled) and may be smaller than "
+        "the full null would give; raise metrics.stepm_top_k to tighten it"
+    )
+    return SweepWideTests(
+        reps=res.reps,
+        configs=res.n_configs,
+        reality_check_pvalue=res.reality_check_pvalue,
+        spa_pvalue=res.spa_pvalue,
+        best_t_config_id=str(ids[res.best_index]),
+        stepm=StepMResult(
+            alpha=alpha,
+            count=int(rejected.size),
+            config_ids=tuple(sorted(str(ids[i]) for i in rejected)[:LISTED_IDS]),
+            steps=res.stepm.steps,
+            exact=res.stepm.exact,
+            top_k=summary.top_k,
+            note=note,
         ),
-        "statistic": statistic_text(n_obs),
-    }
-    if not res.stepm.exact:
-        out["stepm"]["note"] = (
-            f"every one of the {summary.top_k} null maxima stored per replication belonged to an "
-            "already rejected config in some replication, so the step-down used an upper bound "
-            "there: the set is conservative (FWER still controlled) and may be smaller than "
-            "the full null would give; raise metrics.stepm_top_k to tighten it"
-        )
-    return out
+        winner_pvalue=(sweep_wide_pvalue(summary, winner.t_stat) if winner is not None else None),
+        statistic=statistic_text(n_obs),
+    )
 
 
-def implied_trials(summary: NullSummary | None, frame: pd.DataFrame) -> dict[str, Any]:
+def implied_trials(summary: NullSummary | None, frame: pd.DataFrame) -> ImpliedTrials | Unavailable:
     """The bootstrap-implied number of trials and the null Sharpe spread behind it.
 
     The null standard deviation of one config's Sharpe ratio is ``ω̂ / (√n · sd)`` (its
@@ -118,24 +114,23 @@ def implied_trials(summary: NullSummary | None, frame: pd.DataFrame) -> dict[str
     configs scales E[max of N standard normals].
     """
     if summary is None:
-        return {"available": False, "reason": "no bootstrap replications"}
+        return Unavailable(reason="no bootstrap replications")
     n_obs = frame["n_obs"].to_numpy(dtype=np.float64)
     omega = frame["omega"].to_numpy(dtype=np.float64)
     std = frame["excess_std"].to_numpy(dtype=np.float64)
     live = (std > 0) & np.isfinite(omega) & (n_obs > 0)
     finite_max = summary.null_sharpe[np.isfinite(summary.null_sharpe)]
     if not live.any() or finite_max.size == 0:
-        return {"available": False, "reason": "no config with a non-constant excess series"}
+        return Unavailable(reason="no config with a non-constant excess series")
     sd_null = omega[live] / (np.sqrt(n_obs[live]) * std[live])
     target = float(np.mean(finite_max))
     sigma = float(np.sqrt(np.mean(sd_null**2)))
-    return {
-        "available": True,
-        "n": implied_number_of_trials(target, sigma),
-        "mean_null_max_sharpe": target,
-        "null_sharpe_std": sigma,
-        "definition": (
+    return ImpliedTrials(
+        n=implied_number_of_trials(target, sigma),
+        mean_null_max_sharpe=target,
+        null_sharpe_std=sigma,
+        definition=(
             "N such that E[max of N independent null Sharpe ratios] (exact integral) equals the "
             "mean over bootstrap replications of the best null Sharpe ratio of the sweep"
         ),
-    }
+    )

@@ -16,7 +16,8 @@ from stats import FoldSummary, NullSummary
 from sweep._fold_summary import merged_folds
 from sweep._metrics import block_columns
 from sweep._null_summary import merged_summary
-from sweep._store import QUARANTINE, PartCheck, RunStore
+from sweep._record import Manifest
+from sweep._store import QUARANTINE, PartCheck, RunStore, read_run
 from sweep._table_hash import canonical_order, hash_columns
 
 #: Telemetry rows are ordered by these columns (those present), so the report does not
@@ -34,8 +35,8 @@ class RunData:
         The run folder (path or URI) as given.
     store : RunStore
         The store.
-    manifest : dict
-        ``manifest.json``.
+    manifest : Manifest
+        ``manifest.json``, as the typed record.
     part_checks : list of PartCheck
         Every part re-hashed, sorted by name.
     results : pandas.DataFrame
@@ -61,7 +62,7 @@ class RunData:
 
     location: str
     store: RunStore
-    manifest: dict[str, Any]
+    manifest: Manifest
     part_checks: list[PartCheck]
     results: pd.DataFrame
     table_hash: str | None
@@ -90,7 +91,7 @@ class RunData:
         -------
         sums, sums_sq : ndarray of float64, shape (len(rows), S)
         """
-        sums_cols, sq_cols = block_columns(int(self.manifest["identity"]["metrics"]["pbo_blocks"]))
+        sums_cols, sq_cols = block_columns(self.manifest.run_key.pbo_blocks)
         s = len(sums_cols)
         # Where each row of the good parts (concatenated) goes in the output, -1 if not asked.
         dest = np.full(self.rows_in_parts, -1)
@@ -112,12 +113,22 @@ class RunData:
     @property
     def total(self) -> int:
         """Configs in the grid."""
-        return int(self.manifest["grid"]["size"])
+        return self.manifest.total
 
     @property
     def param_names(self) -> list[str]:
         """Grid parameters in grid order."""
-        return [str(a["name"]) for a in self.manifest["grid"]["axes"]]
+        return self.manifest.grid.param_names
+
+    @property
+    def varying(self) -> list[str]:
+        """Grid parameters with more than one value, in grid order."""
+        return self.manifest.grid.varying
+
+    @property
+    def periods_per_year(self) -> float:
+        """The spec's ``metrics.periods_per_year``."""
+        return float(self.manifest.metric_options["periods_per_year"])
 
 
 def _good_results(
@@ -177,15 +188,14 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
         Results come only from parts whose bytes match their names; a bad part's configs
         count as not done.
     """
-    store = RunStore(run_dir)
-    manifest = store.read_manifest()
-    checks = sorted(store.verify_parts(), key=lambda c: c.name)
-    sums_cols, sq_cols = block_columns(int(manifest["identity"]["metrics"]["pbo_blocks"]))
+    record = read_run(run_dir)
+    store, manifest, checks = record.store, record.manifest, list(record.parts)
+    sums_cols, sq_cols = block_columns(manifest.run_key.pbo_blocks)
     results, digest, null_summary, row_order, rows_in_parts, folds = _good_results(
         store, checks, set(sums_cols + sq_cols)
     )
     pa.default_memory_pool().release_unused()  # the parts' buffers, freed but kept
-    telemetry_table = store.read_telemetry()
+    telemetry_table = record.telemetry()
     telemetry = None
     if telemetry_table is not None and telemetry_table.num_rows:
         telemetry = telemetry_table.to_pandas()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from sweep.report._serial import SKIPPED
 
 
 @dataclass(frozen=True)
@@ -51,5 +53,5 @@ class ReportOptions:
     sample_seed: int = 0
     eigen_max_dim: int = 2048
     alpha: float = 0.05
-    progress: bool = True
+    progress: bool = field(default=True, metadata=SKIPPED)  # not in report.json
     allow_import: tuple[str, ...] = ()

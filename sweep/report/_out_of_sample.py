@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,6 +15,7 @@ from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
 from sweep.report._ranking import ok_results, ranked
 from sweep.report._rebuild import rebuild_sweep
+from sweep.report._sections import CPCVRecord, OutOfSampleSection, Unavailable, WalkForwardRecord
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,8 @@ class OutOfSamplePlotData:
 _REBUILD_ERRORS: tuple[type[Exception], ...] = (*USER_ERRORS, OSError, ImportError)
 
 
-def _unavailable(reason: str, ppy: float) -> tuple[dict[str, Any], OutOfSamplePlotData]:
-    return {"available": False, "reason": reason}, OutOfSamplePlotData(None, None, [], ppy)
+def _unavailable(reason: str, ppy: float) -> tuple[Unavailable, OutOfSamplePlotData]:
+    return Unavailable(reason=reason), OutOfSamplePlotData(None, None, [], ppy)
 
 
 def _paragraph(result: OutOfSample, ppy: float) -> str:
@@ -67,7 +67,7 @@ def _paragraph(result: OutOfSample, ppy: float) -> str:
 
 def out_of_sample_section(
     run: RunData, options: ReportOptions, sweep: ResolvedSweep | None = None
-) -> tuple[dict[str, Any], OutOfSamplePlotData]:
+) -> tuple[OutOfSampleSection | Unavailable, OutOfSamplePlotData]:
     """Section 6 of the report.
 
     Parameters
@@ -82,14 +82,14 @@ def out_of_sample_section(
 
     Returns
     -------
-    section : dict
+    section : OutOfSampleSection or Unavailable
         Folds (windows, choice, in-sample and out-of-sample metric), the stitched
         walk-forward record (Sharpe, PSR, efficiency), CPCV path Sharpe ratios, a paragraph;
         ``available`` False with a reason without ``[validation]``.
     plot_data : OutOfSamplePlotData
     """
-    ppy = float(run.manifest["spec"]["metrics"]["periods_per_year"])
-    if "validation" not in run.manifest["spec"]:
+    ppy = run.periods_per_year
+    if "validation" not in run.manifest.spec:
         return _unavailable(
             "the spec has no [validation] section (walk_forward or cpcv); add one to see how "
             "the selection does on data it did not see",
@@ -106,39 +106,43 @@ def out_of_sample_section(
     except _REBUILD_ERRORS as exc:
         return _unavailable(f"cannot recompute the selected configs' returns: {exc}", ppy)
     dates = sweep.panel.dates
-    section: dict[str, Any] = {
-        "available": True,
-        "metric": f"{result.metric} of excess returns over the benchmark, per period",
-        "folds": result.table(dates).to_dict(orient="records"),
-        "walk_forward": None,
-        "cpcv": None,
-        "paragraph": _paragraph(result, ppy),
-    }
+    walk_forward = None
     if (wf := result.walk_forward) is not None:
-        section["walk_forward"] = {
-            "folds": sum(f.kind == "walk_forward" for f in result.folds),
-            "periods": int(wf.periods.size),
-            "first": str(dates[int(wf.periods[0])])[:10],
-            "last": str(dates[int(wf.periods[-1]) + 1])[:10],
-            "sharpe": wf.sharpe,
-            "sharpe_ann": wf.sharpe_ann,
-            "psr": wf.psr,
-            "in_sample_sharpe_ann": wf.in_sample_sharpe_ann,
-            "efficiency": wf.efficiency,
-            "holds": wf.holds,
-            "rule": f"holds out of sample when PSR >= {OOS_PSR_THRESHOLD}",
-            "total_return": float(np.prod(1.0 + wf.rule) - 1.0),
-            "benchmark_total_return": float(np.prod(1.0 + wf.benchmark) - 1.0),
-            "fixed_winner_total_return": float(np.prod(1.0 + wf.fixed) - 1.0),
-        }
+        walk_forward = WalkForwardRecord(
+            folds=sum(f.kind == "walk_forward" for f in result.folds),
+            periods=int(wf.periods.size),
+            first=str(dates[int(wf.periods[0])])[:10],
+            last=str(dates[int(wf.periods[-1]) + 1])[:10],
+            sharpe=wf.sharpe,
+            sharpe_ann=wf.sharpe_ann,
+            psr=wf.psr,
+            in_sample_sharpe_ann=wf.in_sample_sharpe_ann,
+            efficiency=wf.efficiency,
+            holds=wf.holds,
+            rule=f"holds out of sample when PSR >= {OOS_PSR_THRESHOLD}",
+            total_return=float(np.prod(1.0 + wf.rule) - 1.0),
+            benchmark_total_return=float(np.prod(1.0 + wf.benchmark) - 1.0),
+            fixed_winner_total_return=float(np.prod(1.0 + wf.fixed) - 1.0),
+        )
+    cpcv = None
     if result.cpcv_path_sharpe is not None:
         paths = result.cpcv_path_sharpe * math.sqrt(ppy)
         finite = paths[np.isfinite(paths)]
-        section["cpcv"] = {
-            "splits": sum(f.kind == "cpcv" for f in result.folds),
-            "paths": int(paths.size),
-            "path_sharpe_ann": paths,
-            "median_sharpe_ann": float(np.median(finite)) if finite.size else None,
-            "prob_negative": float(np.mean(finite < 0)) if finite.size else None,
-        }
+        cpcv = CPCVRecord(
+            splits=sum(f.kind == "cpcv" for f in result.folds),
+            paths=int(paths.size),
+            path_sharpe_ann=tuple(paths.tolist()),
+            median_sharpe_ann=float(np.median(finite)) if finite.size else None,
+            prob_negative=float(np.mean(finite < 0)) if finite.size else None,
+        )
+    section = OutOfSampleSection(
+        metric=f"{result.metric} of excess returns over the benchmark, per period",
+        folds=tuple(
+            {str(k): v for k, v in row.items()}
+            for row in result.table(dates).to_dict(orient="records")
+        ),
+        walk_forward=walk_forward,
+        cpcv=cpcv,
+        paragraph=_paragraph(result, ppy),
+    )
     return section, OutOfSamplePlotData(result, dates, run.param_names, ppy)

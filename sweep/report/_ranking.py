@@ -11,6 +11,16 @@ import pandas as pd
 from sweep.errors import SweepError, close_matches
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
+from sweep.report._sections import (
+    Distribution,
+    HeatmapRecord,
+    Histogram,
+    NoValues,
+    Profile,
+    ResultsSection,
+    TopRow,
+    Unavailable,
+)
 
 #: Metric columns shown for each top config.
 TOP_COLUMNS = (
@@ -26,6 +36,8 @@ TOP_COLUMNS = (
     "kurtosis",
 )
 HISTOGRAM_BINS = 40
+#: Quantiles reported of a distribution, by label.
+QUANTILES = ("5%", "25%", "50%", "75%", "95%")
 
 
 @dataclass(frozen=True)
@@ -91,7 +103,7 @@ def ranked(frame: pd.DataFrame, head: int | None = None) -> pd.DataFrame:
 
 def multi_valued_axes(run: RunData) -> list[str]:
     """Grid axes with more than one value, in grid order."""
-    return [str(a["name"]) for a in run.manifest["grid"]["axes"] if int(a["size"]) > 1]
+    return run.varying
 
 
 def choose_heatmap_axes(
@@ -146,8 +158,8 @@ def heatmap(
     return Heatmap(
         x=x,
         y=y,
-        x_values=[v.item() if hasattr(v, "item") else v for v in table.columns],
-        y_values=[v.item() if hasattr(v, "item") else v for v in table.index],
+        x_values=[plain(v) for v in table.columns],
+        y_values=[plain(v) for v in table.index],
         z=table.to_numpy(dtype=np.float64),
         metric=metric,
         aggregated_over=others,
@@ -155,38 +167,57 @@ def heatmap(
     )
 
 
-def _row(record: pd.Series, rank: int, params: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "rank": rank,
-        "config_id": record["config_id"],
-        "grid_index": int(record["grid_index"]),
-    }
-    out["params"] = {
-        p: record[p].item() if hasattr(record[p], "item") else record[p] for p in params
-    }
-    for col in TOP_COLUMNS:
-        value = record[col]
-        out[col] = value.item() if hasattr(value, "item") else value
-    return out
+def plain(value: Any) -> Any:
+    """A numpy scalar as the Python value (other values as they are)."""
+    return value.item() if hasattr(value, "item") else value
 
 
-def _summary(values: np.ndarray) -> dict[str, Any]:
+def _row(record: pd.Series, rank: int, params: list[str]) -> TopRow:
+    return TopRow(
+        rank=rank,
+        config_id=str(record["config_id"]),
+        grid_index=int(record["grid_index"]),
+        params={p: plain(record[p]) for p in params},
+        **{col: plain(record[col]) for col in TOP_COLUMNS},
+    )
+
+
+def _summary(values: np.ndarray) -> Distribution | NoValues:
     if values.size == 0:
-        return {"count": 0}
+        return NoValues()
     q = np.quantile(values, [0.05, 0.25, 0.5, 0.75, 0.95])
-    return {
-        "count": int(values.size),
-        "mean": float(values.mean()),
-        "std": float(values.std(ddof=1)) if values.size > 1 else None,
-        "min": float(values.min()),
-        "max": float(values.max()),
-        "quantiles": {
-            k: float(v) for k, v in zip(("5%", "25%", "50%", "75%", "95%"), q, strict=True)
-        },
-    }
+    return Distribution(
+        count=int(values.size),
+        mean=float(values.mean()),
+        std=float(values.std(ddof=1)) if values.size > 1 else None,
+        min=float(values.min()),
+        max=float(values.max()),
+        quantiles={k: float(v) for k, v in zip(QUANTILES, q, strict=True)},
+    )
 
 
-def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any], ResultsPlotData]:
+def histogram(counts: np.ndarray, edges: np.ndarray) -> Histogram:
+    """A histogram's arrays as the record."""
+    return Histogram(counts=tuple(counts.tolist()), edges=tuple(edges.tolist()))
+
+
+def _heatmap_record(hm: Heatmap) -> HeatmapRecord:
+    return HeatmapRecord(
+        x=hm.x,
+        y=hm.y,
+        x_values=tuple(hm.x_values),
+        y_values=tuple(hm.y_values),
+        z=tuple(tuple(row) for row in hm.z.tolist()),
+        metric=hm.metric,
+        aggregation="max",
+        aggregated_over=tuple(hm.aggregated_over),
+        chosen=hm.chosen,
+    )
+
+
+def results_section(
+    run: RunData, options: ReportOptions
+) -> tuple[ResultsSection | Unavailable, ResultsPlotData]:
     """Section 4 of the report.
 
     Parameters
@@ -198,7 +229,7 @@ def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any
 
     Returns
     -------
-    section : dict
+    section : ResultsSection or Unavailable
         Top-k table, Sharpe summary and histogram, heatmap (or a 1-D profile).
     plot_data : ResultsPlotData
         Arrays for the figures.
@@ -212,11 +243,13 @@ def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any
         )
     if frame.empty:
         return (
-            {"available": False, "reason": "no config finished with status ok"},
+            Unavailable(reason="no config finished with status ok"),
             ResultsPlotData(np.array([]), None, None, None),
         )
     order = ranked(frame, head=max(options.top_k, 1))
-    top = [_row(r, i + 1, params) for i, (_, r) in enumerate(order.head(options.top_k).iterrows())]
+    top = tuple(
+        _row(r, i + 1, params) for i, (_, r) in enumerate(order.head(options.top_k).iterrows())
+    )
     ann = frame["excess_sharpe_ann"].to_numpy(dtype=np.float64)
     finite = ann[np.isfinite(ann)]
     counts, edges = (
@@ -231,38 +264,25 @@ def results_section(run: RunData, options: ReportOptions) -> tuple[dict[str, Any
         line = frame.groupby(axis, sort=True)[options.heatmap_metric].max()
         profile = (
             axis,
-            [v.item() if hasattr(v, "item") else v for v in line.index],
+            [plain(v) for v in line.index],
             line.to_numpy(),
         )
     best = order["excess_sharpe_ann"].iloc[0]
     winner = float(best) if np.isfinite(best) else None
-    section = {
-        "available": True,
-        "sorted_by": "excess_sharpe (over the benchmark), descending; ties by config_id",
-        "top": top,
-        "sharpe_ann_summary": _summary(finite),
-        "constant_configs": int((~np.isfinite(frame["sharpe"].to_numpy())).sum()),
-        "sharpe_ann_histogram": {"counts": counts, "edges": edges},
-        "heatmap": None
-        if hm is None
-        else {
-            "x": hm.x,
-            "y": hm.y,
-            "x_values": hm.x_values,
-            "y_values": hm.y_values,
-            "z": hm.z,
-            "metric": hm.metric,
-            "aggregation": "max",
-            "aggregated_over": hm.aggregated_over,
-            "chosen": hm.chosen,
-        },
-        "profile": None
+    section = ResultsSection(
+        sorted_by="excess_sharpe (over the benchmark), descending; ties by config_id",
+        top=top,
+        sharpe_ann_summary=_summary(finite),
+        constant_configs=int((~np.isfinite(frame["sharpe"].to_numpy())).sum()),
+        sharpe_ann_histogram=histogram(counts, edges),
+        heatmap=None if hm is None else _heatmap_record(hm),
+        profile=None
         if profile is None
-        else {
-            "axis": profile[0],
-            "values": profile[1],
-            "metric": options.heatmap_metric,
-            "max": profile[2],
-        },
-    }
+        else Profile(
+            axis=profile[0],
+            values=tuple(profile[1]),
+            metric=options.heatmap_metric,
+            max=tuple(profile[2].tolist()),
+        ),
+    )
     return section, ResultsPlotData(ann, winner, hm, profile)

@@ -12,9 +12,9 @@ from sweep.report._options import ReportOptions
 
 def recorded_panel(run: RunData) -> Panel:
     """The run's data, loaded from its spec and checked against the recorded fingerprint."""
-    panel = load_data(spec_from_dict(run.manifest["spec"]))
+    panel = load_data(spec_from_dict(dict(run.manifest.spec)))
     fingerprint = panel_fingerprint(panel)
-    recorded = run.manifest.get("identity", {}).get("data_fingerprint")
+    recorded = run.manifest.run_key.data_fingerprint
     if fingerprint != recorded:
         raise SweepError(
             f"the data the spec names now has fingerprint {fingerprint[:16]}..., the run used "
@@ -28,10 +28,11 @@ def rebuild_sweep(run: RunData, options: ReportOptions) -> ResolvedSweep:
     sweep = resolve_recorded(
         run.manifest, run.location, options.allow_import, panel=recorded_panel(run)
     )
-    recorded = run.manifest.get("identity", {}).get("strategy", {})
-    if sweep.strategy.version != recorded.get("version"):
+    recorded = run.manifest.run_key.strategy
+    used = None if recorded is None else recorded.version
+    if sweep.strategy.version != used:
         raise SweepError(
             f"strategy {sweep.strategy.name!r} is now version {sweep.strategy.version!r}, the run "
-            f"used {recorded.get('version')!r}"
+            f"used {used!r}"
         )
     return sweep

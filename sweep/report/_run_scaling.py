@@ -22,17 +22,22 @@ telemetry, and from it:
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from sweep._auto import RAY_STARTUP_SECONDS, RAY_TASK_OVERHEAD_SECONDS, local_workers
 from sweep._forecast import CostModel, Scaling, crossover
+from sweep._record import Session
+
+if TYPE_CHECKING:
+    from sweep.report._sections import AmortizationFit, Unavailable
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunScaling:
     """Scaling as this run measured it (always present; ``tasks == 0`` when none ran).
 
@@ -72,47 +77,39 @@ class RunScaling:
     ceiling: float
     crossover_configs: int | None
     crossover_basis: tuple[str, ...]
-    usl: dict[str, Any] | None
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready (NaN as null)."""
-        doc = asdict(self)
-        doc["crossover_basis"] = list(self.crossover_basis)
-        return {
-            k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in doc.items()
-        }
+    usl: Mapping[str, Any] | None
 
 
-def _latest_session(manifest: dict[str, Any], tasks: pd.DataFrame) -> dict[str, Any]:
-    sessions = sorted(manifest.get("sessions", []), key=lambda s: int(s["id"]))
+def _latest_session(sessions: Sequence[Session], tasks: pd.DataFrame) -> Session | None:
     with_tasks = set(tasks["session"].astype(int).tolist())
-    chosen = [s for s in sessions if int(s["id"]) in with_tasks] or sessions
-    return chosen[-1] if chosen else {}
+    chosen = [s for s in sessions if s.id in with_tasks] or sessions
+    return chosen[-1] if chosen else None
 
 
 def _costs(
-    execution: dict[str, Any], manifest: dict[str, Any], tasks: pd.DataFrame
+    fit: AmortizationFit | Unavailable | None, sessions: Sequence[Session], tasks: pd.DataFrame
 ) -> tuple[float, float, str]:
-    fit = execution.get("fit_service") or {}
-    if fit.get("available") and fit["per_config_seconds"] > 0:
+    if fit is not None and fit.available and fit.per_config_seconds > 0:
         return (
-            max(float(fit["overhead_seconds"]), 0.0),
-            float(fit["per_config_seconds"]),
-            f"fit of T = O + bB to {fit['n_tasks']} warm tasks' service times "
-            f"(R² {fit['r_squared']:.3f})",
+            max(float(fit.overhead_seconds), 0.0),
+            float(fit.per_config_seconds),
+            f"fit of T = O + bB to {fit.n_tasks} warm tasks' service times "
+            f"(R² {fit.r_squared:.3f})",
         )
-    for s in sorted(manifest.get("sessions", []), key=lambda s: -int(s["id"])):
-        plan = s.get("plan") or {}
-        b, o = plan.get("per_config_seconds"), plan.get("overhead_seconds")
-        if b is not None and o is not None and b > 0:
-            return float(o), float(b), f"the planner's pilot of session {s['id']} (no fit)"
+    for s in reversed(sessions):
+        plan = s.plan
+        if plan is None:
+            continue
+        b, o = plan.per_config_seconds, plan.overhead_seconds
+        if math.isfinite(b) and math.isfinite(o) and b > 0:
+            return float(o), float(b), f"the planner's pilot of session {s.id} (no fit)"
     configs = float(tasks["n_configs"].sum())
     b = float(tasks["compute"].clip(lower=0).sum()) / configs if configs else math.nan
     o = float((tasks["service"] - tasks["compute"]).clip(lower=0).median())
     return o, b, "compute seconds per config and the median per-task overhead (no fit, no pilot)"
 
 
-def _scaling(bench: dict[str, Any] | None) -> tuple[Scaling, dict[str, Any] | None]:
+def _scaling(bench: Mapping[str, Any] | None) -> tuple[Scaling, dict[str, Any] | None]:
     fit = (bench or {}).get("fit") or {}
     if not fit.get("available"):
         return Scaling(), None
@@ -124,21 +121,21 @@ def _scaling(bench: dict[str, Any] | None) -> tuple[Scaling, dict[str, Any] | No
 
 
 def run_scaling(
-    manifest: dict[str, Any],
+    sessions: Sequence[Session],
     tasks: pd.DataFrame | None,
-    execution: dict[str, Any],
-    bench_scaling: dict[str, Any] | None,
+    fit_service: AmortizationFit | Unavailable | None,
+    bench_scaling: Mapping[str, Any] | None,
 ) -> RunScaling:
     """Scaling from the run's telemetry (see the module docstring).
 
     Parameters
     ----------
-    manifest : dict
-        The run's manifest.
+    sessions : sequence of Session
+        The run's driver sessions, in order.
     tasks : pandas.DataFrame or None
         :func:`sweep.report._execution.task_frame` of its telemetry.
-    execution : dict
-        The execution section (its ``fit_service``).
+    fit_service : AmortizationFit, Unavailable or None
+        The execution section's fit of ``T = O + bB`` to the service times.
     bench_scaling : dict or None
         The ``sweep bench scaling`` result, when found.
 
@@ -150,25 +147,25 @@ def run_scaling(
     scaling, usl = _scaling(bench_scaling)
     if tasks is None or tasks.empty:
         return RunScaling(
-            0,
-            "",
-            0,
-            "no task ran",
-            math.nan,
-            math.nan,
-            0,
-            math.nan,
-            math.nan,
-            math.nan,
-            None,
-            (),
-            usl,
+            tasks=0,
+            executor="",
+            workers=0,
+            source="no task ran",
+            overhead_seconds=math.nan,
+            per_config_seconds=math.nan,
+            batch_size=0,
+            law_speedup=math.nan,
+            achieved_speedup=math.nan,
+            ceiling=math.nan,
+            crossover_configs=None,
+            crossover_basis=(),
+            usl=usl,
         )
-    session = _latest_session(manifest, tasks)
-    info = session.get("executor_info") or {}
-    executor = str(info.get("kind") or session.get("executor") or "local")
+    session = _latest_session(sessions, tasks)
+    info = (session.executor_info if session is not None else None) or {}
+    executor = str(info.get("kind") or (session.executor if session else None) or "local")
     workers = int(info.get("workers") or 1)
-    o, b, source = _costs(execution, manifest, tasks)
+    o, b, source = _costs(fit_service, sessions, tasks)
     warm = tasks[tasks["warm"]] if tasks["warm"].any() else tasks
     sizes = warm["n_configs"].to_numpy()
     values, counts = np.unique(sizes, return_counts=True)
@@ -195,15 +192,16 @@ def run_scaling(
 
 
 def _crossover(
-    executor: str, workers: int, o: float, b: float, scaling: Scaling, session: dict[str, Any]
+    executor: str, workers: int, o: float, b: float, scaling: Scaling, session: Session | None
 ) -> tuple[int | None, tuple[str, ...]]:
     if not (b > 0 and math.isfinite(b)):
         return None, ("no per-config cost measured",)
     if executor == "ray":
-        plan = session.get("plan") or {}
-        write = plan.get("driver_write_seconds")
-        local = CostModel(b, float(write) if write else 0.0)
-        startup = plan.get("planning_seconds") or RAY_STARTUP_SECONDS
+        plan = session.plan if session is not None else None
+        write = plan.driver_write_seconds if plan is not None else math.nan
+        local = CostModel(b, write if math.isfinite(write) else 0.0)
+        planned = plan.planning_seconds if plan is not None else math.nan
+        startup = planned if math.isfinite(planned) else RAY_STARTUP_SECONDS
         ray = CostModel(b, o, float(startup), workers, scaling)
         basis = (
             f"Ray: this run's O and b on {workers} workers, start-up {float(startup):.3g} s "

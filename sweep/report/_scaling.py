@@ -1,4 +1,4 @@
-"""Report section 6: the cluster's measured scaling, when ``sweep bench`` results exist."""
+"""Report section 7: the cluster's measured scaling, when ``sweep bench`` results exist."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from sweep.bench import DEFAULT_BENCH_DIR, load_bench, local_reader
 from sweep.report._load import RunData
+from sweep.report._sections import NoBenchmarks, ScalingSection
 
 
 def _store_reader(run: RunData) -> Callable[[str], bytes | None]:
@@ -80,8 +81,8 @@ def _summary(kind: str, data: dict[str, Any]) -> dict[str, Any]:
 
 def scaling_section(
     run: RunData, bench_dir: str | None
-) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """Section 6 of the report.
+) -> tuple[ScalingSection | NoBenchmarks, dict[str, dict[str, Any]]]:
+    """Section 7 of the report.
 
     Parameters
     ----------
@@ -92,22 +93,23 @@ def scaling_section(
 
     Returns
     -------
-    section : dict
-        ``available``, where the results came from, and each benchmark's summary.
+    section : ScalingSection or NoBenchmarks
+        Where the results came from, and each benchmark's summary.
     results : dict
         The raw benchmark results (for the figures).
     """
     source, found, searched = find_bench(run, bench_dir)
     if not found:
-        return {
-            "available": False,
-            "searched": searched,
-            "hint": "run `sweep bench amortization` and `sweep bench scaling` (results go to "
+        return NoBenchmarks(
+            searched=tuple(searched),
+            hint="run `sweep bench amortization` and `sweep bench scaling` (results go to "
             "runs/bench), or pass --bench DIR",
-        }, {}
-    return {
-        "available": True,
-        "source": source,
-        "searched": searched,
-        **{kind: _summary(kind, data) for kind, data in found.items()},
-    }, found
+        ), {}
+    summaries = {kind: _summary(kind, data) for kind, data in found.items()}
+    return ScalingSection(
+        source=str(source),
+        searched=tuple(searched),
+        overhead=summaries.get("overhead"),
+        amortization=summaries.get("amortization"),
+        scaling=summaries.get("scaling"),
+    ), found

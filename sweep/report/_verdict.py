@@ -108,12 +108,15 @@ class Verdict:
         Each criterion, met or not.
     paragraph : str
         The plain-language paragraph the report ends its statistics with.
+    rule : str
+        The rule, as the report states it (:data:`RULE`).
     """
 
     likely_real: bool | None
     headline: str
     reasons: tuple[str, ...]
     paragraph: str
+    rule: str = RULE
 
 
 def holds_out_of_sample(prob_oos_loss: float | None, oos_psr: float | None) -> bool:

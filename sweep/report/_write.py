@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from sweep._fs import is_uri
 from sweep._jsonable import dumps
-from sweep.report._build import Report
+from sweep.report._build import Report, report_from_json
 from sweep.report._document import report_document
 from sweep.report._render_html import render_html
 from sweep.report._render_md import FIGURE_DIR, render_markdown
@@ -52,8 +52,9 @@ def write_report(report: Report, out_dir: str | Path) -> ReportFiles:
     """
     folder = Path(out_dir)
     (folder / FIGURE_DIR).mkdir(parents=True, exist_ok=True)
-    text = dumps(report.data)
-    data = json.loads(text)  # exactly what report.json holds (NaN as null)
+    text = dumps(report.to_json())
+    # Rendered from exactly what report.json holds (NaN as null), read back as the record.
+    data = report_from_json(json.loads(text))
     blocks = report_document(data, list(report.figures))
     figure_paths = []
     for name, png in report.figures.items():
@@ -65,6 +66,6 @@ def write_report(report: Report, out_dir: str | Path) -> ReportFiles:
     html_path = folder / "report.html"
     json_path.write_text(text, encoding="utf-8")
     md_path.write_text(render_markdown(blocks), encoding="utf-8")
-    title = f"Sweep report: {data['identity']['run_name']}"
+    title = f"Sweep report: {data.identity.run_name}"
     html_path.write_text(render_html(blocks, report.figures, title), encoding="utf-8")
     return ReportFiles(folder, json_path, md_path, html_path, figure_paths)

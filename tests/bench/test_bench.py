@@ -110,6 +110,6 @@ def test_cli_bench_writes_files_and_report_picks_them_up(ray_three_cpus, tmp_pat
     run_dir = tmp_path / "run"
     run_sweep(spec_from_dict(small_spec_dict()), run_dir, progress=False)
     report = build_report(run_dir, ReportOptions(progress=False, bench_dir=str(out)))
-    assert report.data["scaling"]["available"] is True
-    assert report.data["scaling"]["overhead"]["overhead_seconds"] > 0
+    assert report.to_json()["scaling"]["available"] is True
+    assert report.to_json()["scaling"]["overhead"]["overhead_seconds"] > 0
     assert "bench_overhead" in report.figures

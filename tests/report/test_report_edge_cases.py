@@ -50,8 +50,8 @@ def test_report_builds_and_writes(tmp_path, case):
     report = build_report(tmp_path / "run", FAST)
     files = write_report(report, tmp_path / "out")
     text = files.markdown.read_text()
-    verdict = report.data["verdict"]
-    mt = report.data["multiple_testing"]
+    verdict = report.to_json()["verdict"]
+    mt = report.to_json()["multiple_testing"]
     if case == "strong_edge":
         assert verdict["likely_real"] is True
         assert mt["sweep_wide"]["stepm"]["count"] == 30

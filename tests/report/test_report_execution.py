@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from sweep.report._execution import _fit, task_frame
+from sweep.report._sections import AmortizationFit, Unavailable
 
 
 def telemetry(overhead: float, per_config: float, sizes: list[int], in_flight: int) -> pd.DataFrame:
@@ -44,13 +45,13 @@ def test_service_time_removes_queueing_and_the_fit_recovers_o_and_b(in_flight):
         assert (tasks["latency"].iloc[1:] > tasks["service"].iloc[1:] + 0.01).all()
     warm = tasks[tasks["warm"]]
     fit = _fit(warm["n_configs"].to_numpy(), warm["service"].to_numpy())
-    assert fit["available"]
-    assert fit["overhead_seconds"] == pytest.approx(0.05, abs=1e-9)
-    assert fit["per_config_seconds"] == pytest.approx(0.002, rel=1e-9)
-    assert fit["ridge_batch"] == pytest.approx(25.0)
-    assert fit["batch_for_90pct"] == pytest.approx(225.0)
+    assert isinstance(fit, AmortizationFit)
+    assert fit.overhead_seconds == pytest.approx(0.05, abs=1e-9)
+    assert fit.per_config_seconds == pytest.approx(0.002, rel=1e-9)
+    assert fit.ridge_batch == pytest.approx(25.0)
+    assert fit.batch_for_90pct == pytest.approx(225.0)
 
 
 def test_fit_needs_two_batch_sizes():
     fit = _fit(np.array([8, 8, 8]), np.array([0.1, 0.1, 0.1]))
-    assert fit["available"] is False and "2 distinct batch sizes" in fit["reason"]
+    assert isinstance(fit, Unavailable) and "2 distinct batch sizes" in fit.reason

@@ -95,10 +95,10 @@ def test_the_summary_is_on_the_first_screen(reports, tmp_path):
     # The summary (verdict, winner, Sharpe vs benchmark, p-value, OOS, hash) precedes §1.
     summary, identity = html.index(">Summary<"), html.index(">1. Identity<")
     head = html[summary:identity]
-    winner = report.data["multiple_testing"]["winner"]
+    winner = report.to_json()["multiple_testing"]["winner"]
     for text in ("winner", "annualised Sharpe", "sweep-wide p-value", "out of sample"):
         assert text in head
-    assert report.data["integrity"]["table_hash"] in head
+    assert report.to_json()["integrity"]["table_hash"] in head
     assert f"{winner['sharpe_ann']:.2f}" in head
     # On a 1280 x 800 screen, the verdict's coloured bar and the summary table are visible
     # without scrolling: the bar's colour (red, green or amber) appears in the top screen.
@@ -185,7 +185,7 @@ def test_scaling_section_uses_bench_results(runs, tmp_path):
     fake_bench(bench)
     assert (bench / "amortization.png").is_file() and (bench / "scaling.json").is_file()
     report = build_report(runs["complete"], dataclasses.replace(FAST, bench_dir=str(bench)))
-    scaling = report.data["scaling"]
+    scaling = report.to_json()["scaling"]
     assert scaling["available"] is True and scaling["source"] == str(bench)
     assert scaling["amortization"]["fit"]["ridge_batch"] == pytest.approx(20.0)
     assert scaling["scaling"]["fit"]["peak_workers"] == 6.7
@@ -198,7 +198,7 @@ def test_scaling_section_uses_bench_results(runs, tmp_path):
 
 
 def test_without_bench_results_the_section_says_where_it_looked(reports):
-    scaling = reports["complete"][0].data["scaling"]
+    scaling = reports["complete"][0].to_json()["scaling"]
     if scaling["available"]:  # a developer's runs/bench in the working folder
         pytest.skip("runs/bench exists in the working folder")
     assert scaling["searched"][-1] == "runs/bench"

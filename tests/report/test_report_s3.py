@@ -12,10 +12,13 @@ def test_report_of_a_run_on_s3_matches_the_local_one(s3_server, runs, reports, t
     uri = f"s3://sweeps/report-test/demo?endpoint_override={s3_server}&scheme=http&region=us-east-1"
     run_sweep(spec_from_dict(small_spec_dict()), uri, progress=False)
     report = build_report(uri, FAST)
-    local = reports["complete"][0].data
-    assert report.data["integrity"]["table_hash"] == local["integrity"]["table_hash"]
-    assert report.data["integrity"]["matches_recorded"] is True
-    assert report.data["multiple_testing"]["sweep_wide"] == local["multiple_testing"]["sweep_wide"]
+    local = reports["complete"][0].to_json()
+    assert report.to_json()["integrity"]["table_hash"] == local["integrity"]["table_hash"]
+    assert report.to_json()["integrity"]["matches_recorded"] is True
+    assert (
+        report.to_json()["multiple_testing"]["sweep_wide"]
+        == local["multiple_testing"]["sweep_wide"]
+    )
     assert str(default_out_dir(uri)) == "report-demo"
     files = write_report(report, tmp_path / "report-demo")
     assert files.html.is_file() and "s3://sweeps/report-test/demo" in files.markdown.read_text()

@@ -55,7 +55,7 @@ def test_every_section_is_in_json_markdown_and_html(reports, name):
 
 def test_identity_and_integrity_of_a_complete_run(reports, runs):
     report, _ = reports["complete"]
-    d = report.data
+    d = report.to_json()
     ident = d["identity"]
     assert ident["run_name"] == "small"
     assert len(ident["spec_hash"]) == 64 and len(ident["data"]["fingerprint"]) == 64
@@ -83,55 +83,55 @@ def test_identity_and_integrity_of_a_complete_run(reports, runs):
 def test_resumed_run_reports_both_sessions_and_the_same_hash(reports):
     complete, _ = reports["complete"]
     resumed, _ = reports["resumed"]
-    integrity = resumed.data["integrity"]
+    integrity = resumed.to_json()["integrity"]
     assert integrity["resumed"] is True
     assert [s["id"] for s in integrity["sessions"]] == [1, 2]
     assert [s["resumed"] for s in integrity["sessions"]] == [False, True]
-    assert integrity["table_hash"] == complete.data["integrity"]["table_hash"]
-    execution = resumed.data["execution"]
+    assert integrity["table_hash"] == complete.to_json()["integrity"]["table_hash"]
+    execution = resumed.to_json()["execution"]
     assert set(execution["tasks_by_session"]) == {"1", "2"}
     assert execution["configs_in_tasks"] == 60
     assert [p["batch_size"] for p in execution["planner"]] == [5, 9]
     assert execution["tasks"] == 3 + 5
     # Results and statistics do not depend on how the run was split into sessions.
     for key in ("results", "multiple_testing", "verdict"):
-        assert dumps(resumed.data[key]) == dumps(complete.data[key]), key
+        assert dumps(resumed.to_json()[key]) == dumps(complete.to_json()[key]), key
 
 
 def test_partial_run_is_marked_incomplete(reports):
     report, files = reports["partial"]
-    integrity = report.data["integrity"]
+    integrity = report.to_json()["integrity"]
     assert integrity["table_hash"] is None
     assert integrity["table_hash_of_partial_results"] is not None
     assert integrity["configs"]["done"] == 15 and integrity["configs"]["missing"] == 45
-    assert report.data["multiple_testing"]["naive_n"] == 15
-    assert "incomplete" in report.data["verdict"]["paragraph"]
+    assert report.to_json()["multiple_testing"]["naive_n"] == 15
+    assert "incomplete" in report.to_json()["verdict"]["paragraph"]
     assert "45 missing" in files.markdown.read_text()
 
 
 def test_failed_configs_are_grouped_by_message(reports):
     report, files = reports["failing"]
-    integrity = report.data["integrity"]
+    integrity = report.to_json()["integrity"]
     assert integrity["configs"]["failed"] == 6 and integrity["configs"]["ok"] == 74
     assert integrity["errors"] == [
         {"error": "ValueError: lookback 13 is unlucky", "count": 2},
         {"error": "ValueError: lookback 26 is unlucky", "count": 2},
         {"error": "ValueError: lookback 39 is unlucky", "count": 2},
     ]
-    assert report.data["multiple_testing"]["naive_n"] == 74
-    assert report.data["multiple_testing"]["returns"]["configs"] == 74
+    assert report.to_json()["multiple_testing"]["naive_n"] == 74
+    assert report.to_json()["multiple_testing"]["returns"]["configs"] == 74
     assert "lookback 26 is unlucky" in files.html.read_text()
 
 
 def test_execution_section_fits_and_telemetry(reports):
-    execution = reports["complete"][0].data["execution"]
+    execution = reports["complete"][0].to_json()["execution"]
     assert execution["tasks"] >= 1 and execution["configs_in_tasks"] == 60
     assert execution["cpu_seconds"] > 0 and execution["wall_seconds"] > 0
     assert 0.0 <= execution["overhead_share"] <= 1.0
     assert execution["retries"] == 0
     assert execution["fit_service"]["available"] is False  # one batch size only
     assert "2 distinct batch sizes" in execution["fit_service"]["reason"]
-    resumed = reports["resumed"][0].data["execution"]
+    resumed = reports["resumed"][0].to_json()["execution"]
     # Sessions of 5- and 9-config tasks: 6 warm tasks of 2 sizes (timings too small to be
     # sure of the sign of the fitted slope, so only its presence is checked here).
     fit = resumed["fit_service"]
@@ -140,7 +140,7 @@ def test_execution_section_fits_and_telemetry(reports):
 
 
 def test_results_section_top_table_and_automatic_heatmap(reports):
-    results = reports["complete"][0].data["results"]
+    results = reports["complete"][0].to_json()["results"]
     top = results["top"]
     assert len(top) == 10 and [r["rank"] for r in top] == list(range(1, 11))
     sharpes = [r["excess_sharpe_ann"] for r in top]
@@ -154,7 +154,7 @@ def test_results_section_top_table_and_automatic_heatmap(reports):
 
 def test_heatmap_axes_can_be_chosen_and_are_checked(runs):
     options = ReportOptions(progress=False, heatmap=("band", "lookback"))
-    hm = build_report(runs["complete"], options).data["results"]["heatmap"]
+    hm = build_report(runs["complete"], options).to_json()["results"]["heatmap"]
     assert (hm["x"], hm["y"], hm["chosen"]) == ("band", "lookback", "--heatmap")
     with pytest.raises(SweepError, match=r"'lokback' is not a grid parameter.*'lookback'"):
         build_report(runs["complete"], ReportOptions(progress=False, heatmap=("lokback", "band")))
@@ -164,7 +164,7 @@ def test_heatmap_axes_can_be_chosen_and_are_checked(runs):
 
 
 def test_multiple_testing_section(reports):
-    mt = reports["complete"][0].data["multiple_testing"]
+    mt = reports["complete"][0].to_json()["multiple_testing"]
     assert mt["naive_n"] == 60
     assert (
         mt["benchmark"]["name"] == "zero" and "positive expected return" in mt["benchmark"]["null"]
@@ -201,7 +201,7 @@ def test_multiple_testing_section(reports):
 
 def test_returns_are_sampled_above_the_cap(runs):
     options = ReportOptions(progress=False, max_return_configs=25)
-    mt = build_report(runs["complete"], options).data["multiple_testing"]
+    mt = build_report(runs["complete"], options).to_json()["multiple_testing"]
     assert mt["returns"]["sampled"] is True and mt["returns"]["configs"] == 25
     assert "seeded uniform sample of 25" in mt["returns"]["sample"]
     assert mt["dimensionality"]["scope"].startswith("extrapolated to all 60 configs")
@@ -209,8 +209,8 @@ def test_returns_are_sampled_above_the_cap(runs):
 
 
 def test_report_json_is_stable_across_builds(runs):
-    first = build_report(runs["resumed"], FAST).data
-    second = build_report(runs["resumed"], FAST).data
+    first = build_report(runs["resumed"], FAST).to_json()
+    second = build_report(runs["resumed"], FAST).to_json()
     first.pop("generated"), second.pop("generated")
     assert dumps(first) == dumps(second)
 
@@ -228,10 +228,10 @@ def test_a_run_folder_without_results_still_gets_a_report(tmp_path):
 
     RunStore(tmp_path / "run").create(resolve(spec_from_dict(small_spec_dict())))
     report = build_report(tmp_path / "run", FAST)
-    assert report.data["integrity"]["configs"]["done"] == 0
-    assert report.data["results"]["available"] is False
-    assert report.data["multiple_testing"]["available"] is False
-    assert report.data["verdict"] is None and report.figures == {}
+    assert report.to_json()["integrity"]["configs"]["done"] == 0
+    assert report.to_json()["results"]["available"] is False
+    assert report.to_json()["multiple_testing"]["available"] is False
+    assert report.to_json()["verdict"] is None and report.figures == {}
     files = write_report(report, tmp_path / "out")
     assert "No verdict" in files.markdown.read_text()
 
@@ -253,7 +253,7 @@ def test_moved_data_still_gets_the_sweep_wide_tests(tmp_path):
         progress=False,
     )
     prices.unlink()
-    mt = build_report(tmp_path / "run", FAST).data["multiple_testing"]
+    mt = build_report(tmp_path / "run", FAST).to_json()["multiple_testing"]
     assert (
         mt["returns"]["recomputed"] is False
         and "cannot rebuild the sweep" in mt["returns"]["reason"]

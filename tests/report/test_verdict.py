@@ -79,7 +79,7 @@ def planted_reports(tmp_path_factory):
     for edge in (0.1, 0.0):
         run_dir = root / f"edge-{edge}"
         run_sweep(spec_from_dict(planted_spec(edge)), run_dir, progress=False)
-        out[edge] = build_report(run_dir, OPTIONS).data
+        out[edge] = build_report(run_dir, OPTIONS).to_json()
     return out
 
 

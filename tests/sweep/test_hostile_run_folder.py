@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from sweep import results_hash, run_sweep, spec_from_dict
+from sweep._record import LockInfo
 from sweep._store import RunStore
 from sweep.errors import RunFolderError, RunLockedError
 from tests.helpers import small_spec_dict, small_tmpfs, write_spec
@@ -200,6 +201,10 @@ def test_two_drivers_creating_one_folder_agree(tmp_path):
     ("manifest", "message"),
     [
         ([], "manifest format"),
+        (
+            {"format": "raysweep-run-v0", "identity": {}},
+            "manifest format 'raysweep-run-v0', expected 'raysweep-run-v1'",
+        ),
         ({"format": "raysweep-run-v1"}, "no valid 'identity'"),
         ("NOSPEC", "no valid 'spec'"),
         ("NOGRID", "no valid 'grid'"),
@@ -296,8 +301,8 @@ def test_an_unreadable_lock_is_taken_over_at_once(tmp_path, two_runs):
     a, _, _ = two_runs
     run = fresh_copy(a, tmp_path / "run")
     (run / "lock").write_bytes(b"")
-    with RunStore(run).locked() as info:
-        assert info["took_over"] == {}
+    with RunStore(run).locked() as took_over:
+        assert took_over == LockInfo() and took_over.to_json() == {}
 
 
 def test_a_stale_lock_taken_over_by_another_driver_first_is_not_taken_twice(tmp_path, two_runs):

@@ -303,3 +303,22 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(tmp_path, reference_hash):
     assert not (run_dir / "lock").exists()
     run_cli("resume", str(run_dir), "--quiet", env={**env, "RAYSWEEP_TEST_SLEEP": "0"})
     assert results_hash(run_dir) == reference_hash
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b"", {}),
+        (b"[1, 2]", {}),
+        (b'{"pid": true, "host": "h"}', {"host": "h"}),
+        (b'{"pid": 7, "host": 3}', {"pid": 7}),
+        (b'{"pid": 7, "host": "h", "extra": 1}', {"pid": 7, "host": "h"}),
+    ],
+)
+def test_a_lock_file_reads_into_the_typed_record(raw, expected):
+    from sweep._record import LockInfo
+
+    lock = LockInfo.from_bytes(raw)
+    assert lock.to_json() == expected
+    assert lock.usable is (expected.keys() >= {"pid", "host"})
+    assert LockInfo.from_bytes(lock.to_bytes()) == lock

@@ -135,17 +135,17 @@ def test_the_report_has_an_out_of_sample_section(reference, tmp_path):
     from sweep.report import ReportOptions, build_report
 
     report = build_report(reference[0], ReportOptions(progress=False))
-    oos = report.data["out_of_sample"]
+    oos = report.to_json()["out_of_sample"]
     assert oos["available"] and oos["walk_forward"]["folds"] == 12
     assert {"walk_forward_equity", "parameter_stability", "cpcv_paths"} <= set(report.figures)
-    assert "PSR" in report.data["verdict"]["paragraph"]
+    assert "PSR" in report.to_json()["verdict"]["paragraph"]
 
 
 def test_a_run_without_validation_says_so(tmp_path):
     from sweep.report import ReportOptions, build_report
 
     run_sweep(spec_from_dict(small_spec_dict()), tmp_path / "r", progress=False)
-    data = build_report(tmp_path / "r", ReportOptions(progress=False)).data
+    data = build_report(tmp_path / "r", ReportOptions(progress=False)).to_json()
     assert not data["out_of_sample"]["available"]
     assert "[validation]" in data["out_of_sample"]["reason"]
     proc = subprocess.run(
