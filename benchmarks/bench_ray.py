@@ -85,14 +85,14 @@ def main() -> None:
         "local_seconds": t_local,
         "ray_auto_seconds": t_auto,
         "speedup_ray2_vs_local1": t_local / t_auto,
-        "chosen_batch": auto.plan["batch_size"],
-        "plan": auto.plan,
+        "chosen_batch": auto.plan.batch_size,
+        "plan": auto.plan.to_json(),
         "same_table_hash": True,
         **telemetry_shares(auto_dir, 2, t_auto),
     }
-    o, b = auto.plan["overhead_seconds"], auto.plan["per_config_seconds"]
+    o, b = auto.plan.overhead_seconds, auto.plan.per_config_seconds
     out["full_grid"]["law_overhead_share_at_B"] = float(
-        AmortizationLaw(o, b).overhead_share(auto.plan["batch_size"])
+        AmortizationLaw(o, b).overhead_share(auto.plan.batch_size)
     )
 
     doc = spec.to_dict()
@@ -101,14 +101,14 @@ def main() -> None:
     per_call, t_one = timed_run(small, f"{tmp}/ray-b1", executor="ray", batch_size=1)
     batched, t_batched = timed_run(small, f"{tmp}/ray-b-auto", executor="ray")
     assert per_call.table_hash == batched.table_hash
-    law = AmortizationLaw(batched.plan["overhead_seconds"], batched.plan["per_config_seconds"])
+    law = AmortizationLaw(batched.plan.overhead_seconds, batched.plan.per_config_seconds)
     out["per_config_tasks"] = {
         "configs": len(small.grid),
         "one_task_per_config_seconds": t_one,
         "auto_batched_seconds": t_batched,
         "measured_speedup": t_one / t_batched,
-        "chosen_batch": batched.plan["batch_size"],
-        "law_predicted_speedup_S_B": float(law.speedup(batched.plan["batch_size"])),
+        "chosen_batch": batched.plan.batch_size,
+        "law_predicted_speedup_S_B": float(law.speedup(batched.plan.batch_size)),
         "law_ceiling": float(law.ceiling),
         "note": "one task per config also writes one part per config (fsync each)",
     }

@@ -18,29 +18,46 @@ from strategies._protocol import Param, StrategyOutput, group_rows
 def _banded_positions(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     strength, signed_return, direction, bands, costs, rows, out_returns, out_turnover, out_trades
 ):
-    """For each config: positions from the dead band, net returns, turnover and trades."""
+    """For each config: positions from the dead band, net returns, turnover and trades.
+
+    Asset by asset, each loop over time is element-wise (the position before ``t`` is
+    recomputed rather than carried, positions are floats -1, 0, 1, the sums go to scratch
+    rows), so the compiler vectorises it; a period's gross return still adds the active
+    assets in asset order starting from ``+0.0`` (an asset is active exactly when its
+    strength exceeds the band, ``band >= 0``), and adding ``+0.0`` for an inactive asset
+    leaves a sum that is never ``-0.0`` unchanged, so every value is bit for bit the
+    sequential per-period loop's.
+    """
     n_assets, n_ret = strength.shape
-    previous = np.zeros(n_assets, dtype=np.int8)
+    gross = np.empty(n_ret)  # scratch rows of this call: the compiler sees they do not alias
+    moved = np.empty(n_ret)
     for j in rows:
         band = bands[j]
         cost = costs[j]
-        previous[:] = 0
+        gross[:] = 0.0
+        moved[:] = 0.0
         trades = 0
+        for a in range(n_assets):
+            s_a = strength[a]
+            d_a = direction[a]
+            r_a = signed_return[a]
+            first = d_a[0] if s_a[0] > band else 0.0
+            gross[0] += r_a[0] if first != 0.0 else 0.0
+            moved[0] += abs(first)
+            trades += first != 0.0
+            for t in range(1, n_ret):
+                on = s_a[t] > band
+                now = d_a[t] if on else 0.0
+                before = d_a[t - 1] if s_a[t - 1] > band else 0.0
+                step = now - before
+                gross[t] += r_a[t] if on else 0.0
+                moved[t] += abs(step)
+                trades += step != 0.0
+        out_r = out_returns[j]
+        out_t = out_turnover[j]
         for t in range(n_ret):
-            gross = 0.0
-            moved = 0
-            for a in range(n_assets):
-                position = direction[a, t] if strength[a, t] > band else 0
-                if position != 0:
-                    gross += signed_return[a, t]
-                step = position - previous[a]
-                if step != 0:
-                    trades += 1
-                    moved += step if step > 0 else -step
-                previous[a] = position
-            traded = moved / n_assets
-            out_returns[j, t] = gross / n_assets - cost * traded
-            out_turnover[j, t] = traded
+            out_r[t] = gross[t] / n_assets - cost * (moved[t] / n_assets)
+            out_t[t] = moved[t] / n_assets
         out_trades[j] = trades
 
 
@@ -96,7 +113,7 @@ class Momentum:
             signal[lb:] = log_price[lb:-1] - log_price[: -1 - lb]
             side = np.sign(np.nan_to_num(signal))
             strength = np.ascontiguousarray(np.abs(signal).T)  # (A, T): NaN is never > band
-            direction = np.ascontiguousarray(side.T.astype(np.int8))
+            direction = np.ascontiguousarray(side.T)  # -1.0, 0.0 or 1.0
             signed_return = np.ascontiguousarray((side * returns_of_assets).T)
             _banded_positions(
                 strength, signed_return, direction, band, cost, rows, returns, turnover, n_trades

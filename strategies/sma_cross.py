@@ -5,17 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from strategies._accounting import asset_returns, refuse_listings
+from strategies._accounting import refuse_listings
 from strategies._errors import StrategyError
 from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows
-
-#: Configs evaluated together in one vectorised step (keeps the scratch arrays in cache).
-#: Every operation is element-wise or along a config's own row, so results do not depend on it.
-_CHUNK = 32
 
 
 def simple_moving_average(prices: NDArray[np.float64], window: int) -> NDArray[np.float64]:
@@ -96,6 +93,59 @@ def held_state(fast_sma: NDArray[np.float64], slow_sma: NDArray[np.float64]) -> 
     np.maximum.accumulate(last, axis=-1, out=last)
     held = np.take_along_axis(above, last, axis=-1) & started
     return held
+
+
+@numba.njit(cache=True, nogil=True)
+def _crossover_rows(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    smas,
+    fast_slot,
+    slow_slot,
+    rows,
+    gross,
+    entry_return,
+    keep,
+    out_returns,
+    out_turnover,
+    out_trades,
+):
+    """For each config: the held state of :func:`held_state`, bar by bar, and its outputs.
+
+    The state after bar ``t`` is "the last bar whose difference ``fast - slow`` was
+    non-zero (and not NaN) was above", held only once a below bar occurred strictly before
+    ``t``: :func:`held_state`'s rule in one pass (it is the vectorised twin the tests compare
+    this loop with). Returns, turnover and trades follow :class:`SmaCross`'s conventions.
+    """
+    n_bars = smas.shape[1]
+    for k in range(rows.shape[0]):
+        cfg = rows[k]
+        fast = smas[fast_slot[k]]
+        slow = smas[slow_slot[k]]
+        state = False
+        below_before = False
+        held_before = False
+        trades = 0
+        for t in range(n_bars):
+            d = fast[t] - slow[t]
+            if d > 0.0:
+                state = True
+            elif d < 0.0:
+                state = False
+            held = state and below_before
+            if d < 0.0:
+                below_before = True
+            if t == 0:
+                held_before = held
+                continue
+            c = t - 1
+            if held == held_before:
+                out_returns[cfg, c] = gross[c] - 1.0 if held else 0.0
+                out_turnover[cfg, c] = 0.0
+            else:
+                out_returns[cfg, c] = entry_return[cfg] if held else gross[c] * keep[cfg] - 1.0
+                out_turnover[cfg, c] = 1.0
+                trades += 1
+            held_before = held
+        out_trades[cfg] = trades
 
 
 class SmaCross:
@@ -209,39 +259,28 @@ class SmaCross:
                 f"{n_assets} assets {list(panel.assets)}), got {int(asset[bad][0])}"
             )
         returns = np.empty((n, n_periods - 1))
-        turnover = np.zeros((n, n_periods - 1))
+        turnover = np.empty((n, n_periods - 1))
         n_trades = np.zeros(n, dtype=np.int64)
         entry_return = 1.0 / (1.0 + fees) - 1.0
         keep = 1.0 - fees
         for a, rows in group_rows(asset):
             prices = panel.close[:, int(a)]
             gross = prices[1:] / prices[:-1]
-            returns_of_asset = asset_returns(prices)
             running = np.cumsum(prices)
             windows, slot = np.unique(np.concatenate([fast[rows], slow[rows]]), return_inverse=True)
             smas = np.empty((windows.shape[0], n_periods))
             for i, w in enumerate(windows):
                 _sma_from_cumsum(running, int(w), smas[i])
-            fast_slot, slow_slot = slot[: rows.shape[0]], slot[rows.shape[0] :]
-            contiguous = rows.shape[0] == n  # one asset: rows are 0..n-1 in order
-            for lo in range(0, rows.shape[0], _CHUNK):
-                sel = rows[lo : lo + _CHUNK]
-                held = held_state(
-                    smas[fast_slot[lo : lo + _CHUNK]], smas[slow_slot[lo : lo + _CHUNK]]
-                )
-                before, after = held[:, :-1], held[:, 1:]
-                out = (
-                    returns[lo : lo + _CHUNK]
-                    if contiguous
-                    else np.empty((sel.shape[0], n_periods - 1))
-                )
-                np.multiply(before, returns_of_asset, out=out)
-                np.add(out, 0.0, out=out)  # -0.0 (flat on a down period) -> +0.0
-                r, c = np.divmod(np.flatnonzero(before != after), n_periods - 1)
-                cfg = sel[r]
-                out[r, c] = np.where(after[r, c], entry_return[cfg], gross[c] * keep[cfg] - 1.0)
-                if not contiguous:
-                    returns[sel] = out
-                turnover[cfg, c] = 1.0
-                n_trades[sel] = np.bincount(r, minlength=sel.shape[0])
+            _crossover_rows(
+                smas,
+                slot[: rows.shape[0]],
+                slot[rows.shape[0] :],
+                rows,
+                gross,
+                entry_return,
+                keep,
+                returns,
+                turnover,
+                n_trades,
+            )
         return StrategyOutput(returns, turnover, n_trades)

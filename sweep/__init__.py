@@ -17,6 +17,7 @@ _LAZY: dict[str, str] = {
     "Axis": "sweep._grid",
     "BatchPlan": "sweep._planner",
     "BatchResult": "sweep._evaluate",
+    "ExecutorChoice": "sweep._record",
     "Grid": "sweep._grid",
     "MetricOptions": "sweep._spec",
     "Panel": "sweep._data",
@@ -24,6 +25,7 @@ _LAZY: dict[str, str] = {
     "ResolvedSweep": "sweep._spec",
     "RunSummary": "sweep._driver",
     "SweepError": "sweep.errors",
+    "SweepPlan": "sweep._preflight",
     "SweepResult": "sweep._api",
     "SweepSpec": "sweep._spec",
     "check_strategy": "sweep._check_strategy",
@@ -39,6 +41,7 @@ _LAZY: dict[str, str] = {
     "make_panel": "sweep._data",
     "panel_fingerprint": "sweep._data",
     "panel_from_frame": "sweep._data",
+    "plan_sweep": "sweep._preflight",
     "python_grid": "sweep._api",
     "report_run": "sweep._api",
     "resume": "sweep._api",
@@ -69,6 +72,8 @@ if typing.TYPE_CHECKING:
     from sweep._identity import config_id, config_ids, config_seed, config_stream
     from sweep._out_of_sample import fold_table
     from sweep._planner import BatchPlan, PlannerSettings
+    from sweep._preflight import SweepPlan, plan_sweep
+    from sweep._record import ExecutorChoice
     from sweep._results import load_results, results_hash, results_table
     from sweep._spec import (
         MetricOptions,
@@ -88,6 +93,7 @@ __all__ = [
     "Axis",
     "BatchPlan",
     "BatchResult",
+    "ExecutorChoice",
     "Grid",
     "MetricOptions",
     "Panel",
@@ -95,6 +101,7 @@ __all__ = [
     "ResolvedSweep",
     "RunSummary",
     "SweepError",
+    "SweepPlan",
     "SweepResult",
     "SweepSpec",
     "__version__",
@@ -111,6 +118,7 @@ __all__ = [
     "make_panel",
     "panel_fingerprint",
     "panel_from_frame",
+    "plan_sweep",
     "python_grid",
     "report_run",
     "resolve",

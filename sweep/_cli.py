@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import sys
 import textwrap
 from collections.abc import Callable
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from sweep._driver import RunSummary
+    from sweep._preflight import SweepPlan
     from sweep._record import LockInfo
+    from sweep._status import LiveRate
 
 app = typer.Typer(
     name="sweep",
@@ -103,6 +106,7 @@ def _root(
 class ExecutorKind(StrEnum):
     """Where batches run."""
 
+    auto = "auto"
     local = "local"
     ray = "ray"
 
@@ -140,12 +144,12 @@ def _load_spec(path: Path) -> SweepSpec:
 
 
 def _check_workers(executor: ExecutorKind, workers: int | None) -> None:
-    if workers is not None and executor is not ExecutorKind.ray:
+    if workers is not None and executor is ExecutorKind.local:
         raise SweepError(
-            "--workers: applies only with --executor ray (it caps the CPUs of the local Ray "
-            "cluster the sweep starts); the local executor runs in this process. Got "
-            f"--workers {workers} with --executor {executor.value}: add --executor ray or "
-            "drop --workers"
+            "--workers: applies only with --executor ray or auto (it caps the CPUs of the "
+            "local Ray cluster the sweep starts); the local executor runs in this process. "
+            f"Got --workers {workers} with --executor {executor.value}: use --executor ray "
+            "or auto, or drop --workers"
         )
 
 
@@ -168,7 +172,14 @@ RunDirOpt = Annotated[
         help="Run folder: a path or a URI such as s3://bucket/prefix (default: runs/<spec name>).",
     ),
 ]
-ExecutorOpt = Annotated[ExecutorKind, typer.Option("--executor", help="Where batches run.")]
+ExecutorOpt = Annotated[
+    ExecutorKind,
+    typer.Option(
+        "--executor",
+        help="Where batches run. auto: Ray with --address, else in-process unless a local "
+        "Ray cluster is predicted to finish first (the choice is recorded).",
+    ),
+]
 AddressOpt = Annotated[
     str | None, typer.Option("--address", envvar="RAY_ADDRESS", help="Ray cluster to join.")
 ]
@@ -246,6 +257,10 @@ def _summary_lines(summary: RunSummary) -> list[str]:
         f"{summary.failed:,} failed)",
         f"batch size: {summary.plan.batch_size} ({summary.plan.source})",
     ]
+    choice = summary.executor_choice
+    if choice is not None:
+        how = "auto: " if choice.requested == "auto" else ""
+        lines.insert(2, _fields([f"executor:   {choice.chosen} ({how}{choice.reason})"], 12))
     if summary.quarantined:
         lines.append(f"recomputed: {len(summary.quarantined)} corrupt part(s) moved to quarantine/")
     if summary.table_hash:
@@ -284,7 +299,7 @@ def _every_config_failed(run_dir: str, total: int) -> None:
 def run(
     spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML).")],
     run_dir: RunDirOpt = None,
-    executor: ExecutorOpt = ExecutorKind.local,
+    executor: ExecutorOpt = ExecutorKind.auto,
     address: AddressOpt = None,
     workers: WorkersOpt = None,
     batch_size: BatchOpt = "auto",
@@ -301,7 +316,7 @@ def run(
 @_interruptible
 def resume(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI) to continue.")],
-    executor: ExecutorOpt = ExecutorKind.local,
+    executor: ExecutorOpt = ExecutorKind.auto,
     address: AddressOpt = None,
     workers: WorkersOpt = None,
     batch_size: BatchOpt = "auto",
@@ -344,9 +359,12 @@ def status(
         + (f", {len(info.bad_parts)} bad (left out)" if info.bad_parts else ""),
         f"last activity: {info.last_activity or '-'}",
         f"driver:        {_driver_text(info.lock)}",
+        *_live_lines(info.live),
         f"table hash:    {info.table_hash or '- (until every config is done)'}",
     ]
-    if info.remaining:
+    if info.live is not None:
+        lines.append(f"next:          a driver is running; follow it with: sweep status {run_dir}")
+    elif info.remaining:
         lines.append(f"next:          sweep resume {run_dir}")
     else:
         lines.append(f"next:          sweep report {run_dir}   (or: sweep results {run_dir})")
@@ -365,7 +383,7 @@ def status(
                     str(s.host),
                     str(s.executor or ""),
                     str(s.status),
-                    f"{s.configs_computed or 0:,}",
+                    f"{_session_configs(s.id, s.configs_computed, info.live):,}",
                 ),
             )
         )
@@ -380,6 +398,29 @@ def _when(stamp: str | None, same_day_as: str | None = None) -> str:
     day, _, rest = stamp.partition("T")
     clock = rest[:8]
     return clock if same_day_as and same_day_as.startswith(day) else f"{day} {clock}"
+
+
+def _session_configs(session: int, recorded: int | None, live: LiveRate | None) -> int:
+    """Configs a session computed: recorded at its end, live from telemetry while running."""
+    if live is not None and session == live.session:
+        return live.configs
+    return int(recorded or 0)
+
+
+def _live_lines(live: LiveRate | None) -> list[str]:
+    """The running session's rate and time left (nothing when no driver runs)."""
+    if live is None:
+        return []
+    from sweep._eta import Eta
+
+    estimate = Eta(live.configs_per_second, live.seconds_left)
+    if not estimate.known:
+        return [f"rate:          - (session {live.session} is planning; no task done yet)"]
+    return [
+        f"rate:          {estimate.rate_text()} (session {live.session}, "
+        f"{live.executor}, {live.configs:,} configs so far)",
+        f"time left:     {estimate.left_text()} at that rate",
+    ]
 
 
 def _driver_text(lock: LockInfo | None) -> str:
@@ -641,6 +682,139 @@ def report(
     except KeyboardInterrupt as exc:
         raise _interrupted(exc, "no complete report was written; run sweep report again") from None
     _say(out, "\n".join(summary_lines(built, files)))
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def _wall(seconds: float) -> str:
+    from sweep._eta import format_duration
+
+    return f"{seconds:.2f} s" if seconds < 60 else format_duration(seconds)
+
+
+def _fields(lines: list[str], indent: int = 13) -> str:
+    """``label:   text`` lines wrapped to the terminal, continued under the text."""
+    import textwrap
+
+    width = max(40, min(out.width, 100))
+    wrapped = []
+    for line in lines:
+        wrapped += textwrap.wrap(
+            line,
+            width,
+            subsequent_indent=" " * indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        ) or [""]
+    return "\n".join(wrapped)
+
+
+def _plan_lines(found: SweepPlan) -> list[str]:
+    """``sweep plan`` on screen: the grid, the measurements, the crossover and the choice."""
+    axes = " x ".join(f"{name} {size}" for name, size in found.axes)
+    product = math.prod(size for _, size in found.axes)
+    if product != found.configs:
+        axes += f": {product:,} combinations before zip groups and constraints"
+    local = found.local
+    lines = [
+        f"sweep:       {found.name}: {found.configs:,} configs ({axes})",
+        f"in-process:  b {_ms(local.per_config_seconds)} per config, "
+        f"O {_ms(local.overhead_seconds)} per task",
+    ]
+    ray = found.ray
+    if ray is None:
+        lines.append(f"Ray:         {found.ray_note}")
+    else:
+        where = ray.describe.get("address", "")
+        lines.append(
+            f"Ray:         {ray.workers} workers ({where} cluster), start-up "
+            f"{_ms(ray.startup_seconds)}, b {_ms(ray.per_config_seconds)} per config, "
+            f"O {_ms(ray.overhead_seconds)} per task"
+        )
+    lines.append(f"scaling:     {found.scaling.source}")
+    return lines
+
+
+def _plan_table(found: SweepPlan) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in ("executor", "workers", "batch", "tasks", "wall", "vs in-process"):
+        table.add_column(header, justify="left" if header == "executor" else "right")
+    base = found.predictions[0].wall.seconds
+    for row in found.predictions:
+        w = row.wall
+        table.add_row(
+            "in-process" if row.executor == "local" else "ray",
+            str(w.workers),
+            f"{w.batch_size:,}",
+            f"{w.tasks:,}",
+            _wall(w.seconds),
+            f"{base / w.seconds:.2f}x" if w.seconds > 0 else "-",
+        )
+    return table
+
+
+def _plan_footer(found: SweepPlan) -> list[str]:
+    lines = []
+    if found.ray is not None:
+        cross = found.crossover_configs
+        n = found.ray.workers
+        lines.append(
+            f"crossover:   Ray ({n} workers) beats in-process above {cross:,} configs"
+            if cross is not None
+            else f"crossover:   none: Ray ({n} workers) is not predicted to beat in-process"
+        )
+    choice = found.choice
+    lines.append(f"auto:        {choice.chosen} ({choice.reason})")
+    lines += [f"assumes:     {a}" for a in found.assumptions[:1]]
+    lines.append("             (sweep plan --json has every measurement)")
+    return lines
+
+
+@app.command()
+@_interruptible
+def plan(
+    spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML).")],
+    address: AddressOpt = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="CPUs of the local Ray cluster (N predicted)."),
+    ] = None,
+    no_ray: Annotated[
+        bool, typer.Option("--no-ray", help="Measure in-process only (no crossover).")
+    ] = False,
+    bench_dir: Annotated[
+        Path | None,
+        typer.Option("--bench", help="Folder of sweep bench results (default runs/bench)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Know before you launch: measure b and O, predict wall times, name the crossover."""
+    from sweep._preflight import plan_sweep
+    from sweep._spec import resolve
+
+    if no_ray and (address or workers):
+        raise SweepError(
+            "--no-ray: measures in-process only, so --address and --workers do not apply; "
+            f"got --address {address!r} and --workers {workers!r}"
+        )
+    sweep = resolve(_load_spec(spec))
+    found = plan_sweep(
+        sweep,
+        address=address,
+        workers=workers,
+        with_ray=not no_ray,
+        bench_dir=None if bench_dir is None else str(bench_dir),
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(found.to_json(), indent=2) + "\n")
+        return
+    _say(out, _fields(_plan_lines(found)))
+    out.print()
+    out.print(_plan_table(found))
+    out.print()
+    _say(out, _fields(_plan_footer(found)))
 
 
 class BenchKind(StrEnum):

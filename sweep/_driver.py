@@ -19,10 +19,11 @@ from typing import Any, Literal, TypedDict, Unpack
 import numpy as np
 from numpy.typing import NDArray
 
+from sweep._auto import choose_executor
 from sweep._environment import environment
 from sweep._planner import PlannerSettings, plan_batches
 from sweep._progress import SweepProgress
-from sweep._record import LockInfo, Plan, Session
+from sweep._record import ExecutorChoice, LockInfo, Plan, Session
 from sweep._results import results_hash
 from sweep._signals import sigterm_as_interrupt
 from sweep._spec import ResolvedSweep, SweepSpec, resolve
@@ -56,6 +57,8 @@ class RunSummary:
         The results table hash once every config is done.
     plan : Plan
         The batch plan.
+    executor_choice : ExecutorChoice or None
+        Which executor ran the batches and why (None when there was nothing to run).
     status : str
         How the session ended: ``completed`` (every config done), ``incomplete`` (the
         executor stopped before every config was done; a resume continues), ``interrupted``
@@ -71,6 +74,7 @@ class RunSummary:
     table_hash: str | None
     plan: Plan
     status: str
+    executor_choice: ExecutorChoice | None = None
 
 
 @dataclass(frozen=True)
@@ -79,8 +83,10 @@ class RunSettings:
 
     Attributes
     ----------
-    executor : {"local", "ray"} or Executor
-        Where batches run.
+    executor : {"auto", "local", "ray"} or Executor
+        Where batches run; ``auto`` (the default): Ray when a cluster ``address`` is given,
+        else in-process unless a local Ray cluster is predicted to finish first
+        (:func:`sweep._auto.choose_executor`; the choice is recorded in the session).
     batch_size : int or None
         Fixed configs per task; None: chosen by the planner.
     on_error : {"record", "raise"}
@@ -95,7 +101,7 @@ class RunSettings:
         Targets of the batch-size planner.
     """
 
-    executor: str | Executor = "local"
+    executor: str | Executor = "auto"
     batch_size: int | None = None
     on_error: OnError = "record"
     progress: bool = True
@@ -241,6 +247,8 @@ def _start_session(
         replace(s, status="killed") if s.status == "running" else s for s in manifest.sessions
     )
     executor = settings.executor
+    if executor == "auto":  # in-process first; _SessionRun may move the sweep to Ray
+        executor = "ray" if settings.address else "local"
     exe = (
         make_executor(executor, address=settings.address, workers=settings.workers)
         if isinstance(executor, str)
@@ -279,6 +287,7 @@ class _SessionRun:
         self.computed = 0
         self.failed = 0
         self.plan = Plan(batch_size=0, source="nothing to do")
+        self.choice: ExecutorChoice | None = None
         self.started = time.perf_counter()
 
     def _record(self, **changes: Any) -> None:
@@ -326,18 +335,70 @@ class _SessionRun:
 
         def on_pilot(outcome: BatchOutcome) -> float:
             seconds = self.write(outcome)
-            bar.advance(int(outcome.indices.shape[0]), 0.0)
+            bar.advance(int(outcome.indices.shape[0]))
             return seconds
 
         settings = self.settings
+        t0 = time.perf_counter()
         self.plan, todo = plan_batches(
             self.exe, todo, settings.batch_size, on_pilot, settings.planner
         )
-        self._record(plan=self.plan, executor_info=self.exe.describe())
+        choice = self._choose(todo)
+        if choice.chosen != self.exe.name:  # auto: a local Ray cluster finishes first
+            choice, todo = self._move(choice, todo, on_pilot)
+        self.choice = choice
+        self.plan = replace(self.plan, planning_seconds=time.perf_counter() - t0)
+        self._record(plan=self.plan, executor_info=self.exe.describe(), executor_choice=self.choice)
+        bar.start_timing()
         for outcome in self.exe.run(_batches(todo, self.plan.batch_size)):
             self.write(outcome)
-            elapsed = time.perf_counter() - self.started
-            bar.advance(int(outcome.indices.shape[0]), self.computed / max(elapsed, 1e-9))
+            bar.advance(int(outcome.indices.shape[0]))
+
+    def _move(
+        self,
+        choice: ExecutorChoice,
+        todo: NDArray[np.int64],
+        on_pilot: Callable[[BatchOutcome], float],
+    ) -> tuple[ExecutorChoice, NDArray[np.int64]]:
+        """Move the rest of the sweep to the chosen executor and plan there.
+
+        If it does not start, the sweep stays in-process and the choice says why.
+        """
+        settings = self.settings
+        other = make_executor(choice.chosen, address=settings.address, workers=settings.workers)
+        try:
+            other.start(self.sweep)
+        except ExecutionError as exc:
+            with contextlib.suppress(Exception):  # best effort: nothing may have started
+                other.close()
+            fallback = replace(
+                choice,
+                chosen=self.exe.name,
+                reason=f"{choice.reason}; but {other.name} did not start ({exc}), so "
+                f"{self.exe.name} ran the sweep",
+            )
+            return fallback, todo
+        finally:
+            self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
+        self.exe.close()
+        self.exe = other
+        self._record(executor=other.name, executor_choice=choice)
+        self.plan, todo = plan_batches(other, todo, settings.batch_size, on_pilot, settings.planner)
+        return choice, todo
+
+    def _choose(self, todo: NDArray[np.int64]) -> ExecutorChoice:
+        """The executor for the configs left after planning (see :mod:`sweep._auto`)."""
+        settings = self.settings
+        if settings.executor != "auto":
+            named = settings.executor if isinstance(settings.executor, str) else self.exe.name
+            return ExecutorChoice(named, self.exe.name, f"named: --executor {named}")
+        return choose_executor(
+            self.plan,
+            int(todo.shape[0]),
+            address=settings.address,
+            workers=settings.workers,
+            settings=settings.planner,
+        )
 
     def run(self) -> RunSummary:
         """Run the session to its end; what it did."""
@@ -388,6 +449,7 @@ class _SessionRun:
             table_hash,
             self.plan,
             status,
+            self.choice,
         )
 
 

@@ -108,8 +108,7 @@ class _LazyGenerators(Sequence[np.random.Generator]):
 
 def config_ids_at(sweep: ResolvedSweep, params: dict[str, NDArray[Any]]) -> list[str]:
     """The config ids of aligned parameter arrays (see :func:`sweep.config_id`)."""
-    columns = {name: values.tolist() for name, values in params.items()}
-    return config_ids(sweep.strategy.name, sweep.strategy.version, columns)
+    return config_ids(sweep.strategy.name, sweep.strategy.version, params)
 
 
 @dataclass(frozen=True)

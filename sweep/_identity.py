@@ -24,8 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 #: Index of the strategy's child seed sequence spawned from a config's seed.
 STRATEGY_STREAM = 0
@@ -73,28 +75,34 @@ def _tag(value: object) -> str:
     raise TypeError(f"parameter value {value!r}: expected int, float, bool or str")
 
 
-def _encoder(strategy: str, version: str, names: Sequence[str]) -> Callable[[Sequence[str]], bytes]:
-    """The canonical bytes of a config as a function of its encoded values (THE definition).
+def _pieces(strategy: str, version: str, names: Sequence[str]) -> tuple[bytes, list[bytes], bytes]:
+    """The fixed pieces of a config's canonical bytes: head, each name's key, tail.
 
-    ``names`` are the parameter names in sorted order; the returned function takes each
-    one's value as the JSON of its type tag (``json.dumps(_tag(value))``), in that order, and
-    returns UTF-8 JSON with sorted keys and no whitespace: what ``json.dumps`` of
-    ``{"params": {name: tag}, "strategy": strategy, "version": version}`` with
-    ``sort_keys=True, separators=(",", ":"), ensure_ascii=False`` writes. The name and
-    strategy pieces are encoded once, so many configs cost one join each.
+    ``names`` are the parameter names in sorted order. A config's bytes are
+    ``head + b",".join(key + value) + tail``, each value the JSON of its type tag
+    (``json.dumps(_tag(value))``): what ``json.dumps`` of ``{"params": {name: tag},
+    "strategy": strategy, "version": version}`` with ``sort_keys=True,
+    separators=(",", ":"), ensure_ascii=False`` writes, as UTF-8 (THE definition).
     """
-    keys = [json.dumps(n, ensure_ascii=False) + ":" for n in names]
-    head = '{"params":{'
+    keys = [(json.dumps(n, ensure_ascii=False) + ":").encode() for n in names]
+    head = b'{"params":{'
     tail = (
         '},"strategy":'
         + json.dumps(strategy, ensure_ascii=False)
         + ',"version":'
         + json.dumps(version, ensure_ascii=False)
         + "}"
-    )
+    ).encode()
+    return head, keys, tail
+
+
+def _encoder(strategy: str, version: str, names: Sequence[str]) -> Callable[[Sequence[str]], bytes]:
+    """The canonical bytes of a config as a function of its encoded values (see :func:`_pieces`)."""
+    head, keys, tail = _pieces(strategy, version, names)
 
     def encode(values: Sequence[str]) -> bytes:
-        return (head + ",".join(k + v for k, v in zip(keys, values, strict=True)) + tail).encode()
+        body = b",".join(k + v.encode() for k, v in zip(keys, values, strict=True))
+        return head + body + tail
 
     return encode
 
@@ -190,7 +198,30 @@ def config_stream(root_seed: int, config_id_hex: str, stream: int) -> np.random.
     return np.random.SeedSequence(entropy=root_seed, spawn_key=(*_words(config_id_hex), stream))
 
 
-def config_ids(strategy: str, version: str, params: Mapping[str, Sequence[object]]) -> list[str]:
+def _encoded_column(values: Sequence[object] | NDArray[Any]) -> list[bytes]:
+    """Each value's JSON-encoded type tag as UTF-8 bytes, encoding every distinct value once.
+
+    A numeric numpy column is reduced to its distinct *bit patterns* (so ``-0.0`` and
+    ``0.0``, or two NaN payloads, stay apart exactly as :func:`_tag` keeps them), each is
+    encoded by :func:`_tag` and the pieces are gathered back; any other sequence is encoded
+    value by value. Either way a value's bytes are those of ``json.dumps(_tag(value))``.
+    """
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf" and values.ndim == 1:
+        column = values
+        if column.dtype.kind == "f":
+            column = column.astype(np.float64, copy=False)
+            keys = column.view(np.int64)
+        else:
+            keys = column
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        pieces = [json.dumps(_tag(column[i].item()), ensure_ascii=False).encode() for i in first]
+        return [pieces[k] for k in inverse.reshape(-1).tolist()]
+    return [s.encode() for s in _encoded(values)]
+
+
+def config_ids(
+    strategy: str, version: str, params: Mapping[str, Sequence[object] | NDArray[Any]]
+) -> list[str]:
     """Return the ids of many configs at once (the same values as :func:`config_id`).
 
     Parameters
@@ -199,17 +230,27 @@ def config_ids(strategy: str, version: str, params: Mapping[str, Sequence[object
         Strategy name.
     version : str
         Strategy version.
-    params : mapping of str to sequence
-        Aligned parameter values, one sequence per parameter.
+    params : mapping of str to sequence or ndarray
+        Aligned parameter values, one sequence (or 1-D array) per parameter.
 
     Returns
     -------
     list of str
-        One id per config; the canonical bytes are assembled from pre-encoded pieces.
+        One id per config.
+
+    Notes
+    -----
+    Vectorised: each column's distinct values are tag-encoded once
+    (:func:`_encoded_column`), the fixed pieces of :func:`_encoder` (name keys, strategy,
+    version) are encoded once, and a config costs one byte join and one sha256. The bytes
+    hashed are exactly :func:`canonical_config_bytes` of the config.
     """
     names = sorted(params)
-    encode = _encoder(strategy, version, names)
-    columns = [list(_encoded(params[n])) for n in names]
+    head, keys, tail = _pieces(strategy, version, names)
+    pairs = zip(keys, names, strict=True)
+    columns = [[key + v for v in _encoded_column(params[n])] for key, n in pairs]
+    sha = hashlib.sha256
     return [
-        hashlib.sha256(encode(values)).digest()[:16].hex() for values in zip(*columns, strict=True)
+        sha(head + b",".join(values) + tail).digest()[:16].hex()
+        for values in zip(*columns, strict=True)
     ]

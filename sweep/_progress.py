@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from types import TracebackType
 
 from rich.console import Console
@@ -13,12 +14,17 @@ from rich.progress import (
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
+
+from sweep._eta import eta
 
 
 class SweepProgress:
-    """Configs done / total, rate and ETA on stderr.
+    """Configs done / total, rate and time left (:func:`sweep._eta.eta`) on stderr.
+
+    The rate counts the configs this session computed since :meth:`start_timing` (the
+    first batch after planning; pilot configs advance the bar but not the rate), so a
+    resumed sweep's estimate is not inflated by the configs done before it.
 
     Parameters
     ----------
@@ -36,28 +42,44 @@ class SweepProgress:
         if enabled and sys.stderr.isatty():
             self._progress = Progress(
                 TextColumn("[bold]sweep"),
-                BarColumn(),
+                BarColumn(bar_width=None),
                 MofNCompleteColumn(),
                 TaskProgressColumn(),
                 TextColumn("{task.fields[rate]}"),
                 TimeElapsedColumn(),
-                TextColumn("eta"),
-                TimeRemainingColumn(),
+                TextColumn("{task.fields[left]}"),
                 console=console,
                 transient=False,
+                expand=False,
             )
-            self._task = self._progress.add_task("configs", total=total, completed=done, rate="")
-        self._start_done = done
+            self._task = self._progress.add_task(
+                "configs", total=total, completed=done, rate="planning", left=""
+            )
+        self._total = total
+        self._done = done
+        self._timed = 0
+        self._t0: float | None = None
 
     def __enter__(self) -> SweepProgress:
         if self._progress is not None:
             self._progress.start()
         return self
 
-    def advance(self, n: int, rate: float) -> None:
-        """Record ``n`` more configs done at ``rate`` configs/s."""
+    def start_timing(self) -> None:
+        """Planning is over: the rate counts from now."""
+        self._t0 = time.perf_counter()
+
+    def advance(self, n: int) -> None:
+        """Record ``n`` more configs done."""
+        self._done += n
+        if self._t0 is None:
+            rate, left = "planning", ""
+        else:
+            self._timed += n
+            estimate = eta(self._timed, time.perf_counter() - self._t0, self._total - self._done)
+            rate, left = estimate.rate_text(), f"{estimate.left_text()} left"
         if self._progress is not None:
-            self._progress.update(self._task, advance=n, rate=f"{rate:,.0f} configs/s")
+            self._progress.update(self._task, advance=n, rate=rate, left=left)
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None

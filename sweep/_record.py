@@ -12,6 +12,7 @@ read unchanged. A manifest of another format is refused with a message naming it
                         strategy, root seed, metric options); its sha256 binds parts to the run
       .grid             GridRecord: size, axes (in grid order), zip groups, constraints
       .sessions         Session, one per driver session (status, plan, counts, hash)
+        .executor_choice  ExecutorChoice: which executor ran and the prediction behind it
         .plan           Plan: the batch size and what it was chosen from (PilotTask rows)
     TaskTelemetry       one row of telemetry/task-<sha256>.parquet (both executors)
     PartInfo            the check of one part (name, ok, reason, rows)
@@ -258,7 +259,12 @@ class PilotTask:
 
 @dataclass(frozen=True)
 class Plan:
-    """The chosen batch size and everything it was chosen from (a session's ``plan``)."""
+    """The chosen batch size and everything it was chosen from (a session's ``plan``).
+
+    ``planning_seconds`` is the driver's wall time spent planning (warm-up, pilots whose
+    results are kept, overhead probes; with ``--executor auto`` moving to Ray, both plans
+    and the Ray start).
+    """
 
     batch_size: int
     source: str
@@ -273,6 +279,7 @@ class Plan:
     clamps: tuple[str, ...] = ()
     warmup_configs: int = 0
     pilot: tuple[PilotTask, ...] = ()
+    planning_seconds: float = math.nan
 
     def to_json(self) -> JSONObject:
         """JSON-ready form (NaN written as null)."""
@@ -306,6 +313,68 @@ class Plan:
         )
 
 
+@dataclass(frozen=True)
+class ExecutorChoice:
+    """What ``--executor auto`` chose, and the numbers behind it (a session's record).
+
+    Attributes
+    ----------
+    requested : str
+        ``auto`` (or the executor named on the command line).
+    chosen : str
+        ``local`` or ``ray``.
+    reason : str
+        One sentence.
+    configs : int
+        Configs the prediction was made for (those left after the in-process pilot).
+    local_seconds, ray_seconds : float
+        Predicted wall times (NaN where not predicted).
+    ray_workers : int
+        Workers the Ray prediction assumed.
+    crossover_configs : int or None
+        The grid size above which Ray is predicted to win (None: never, or not predicted).
+    assumptions : tuple of str
+        What was assumed rather than measured.
+    """
+
+    requested: str
+    chosen: str
+    reason: str
+    configs: int = 0
+    local_seconds: float = math.nan
+    ray_seconds: float = math.nan
+    ray_workers: int = 0
+    crossover_configs: int | None = None
+    assumptions: tuple[str, ...] = ()
+
+    def to_json(self) -> JSONObject:
+        """JSON-ready (NaN as null)."""
+        doc: JSONObject = {}
+        for key, value in asdict(self).items():
+            if isinstance(value, float) and math.isnan(value):
+                value = None
+            elif isinstance(value, tuple):
+                value = list(value)
+            doc[key] = value
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> ExecutorChoice:
+        """Read a recorded choice (null floats as NaN)."""
+        cross = doc.get("crossover_configs")
+        return cls(
+            requested=str(doc.get("requested", "")),
+            chosen=str(doc.get("chosen", "")),
+            reason=str(doc.get("reason", "")),
+            configs=int(doc.get("configs") or 0),
+            local_seconds=_none_to_nan(doc.get("local_seconds")),
+            ray_seconds=_none_to_nan(doc.get("ray_seconds")),
+            ray_workers=int(doc.get("ray_workers") or 0),
+            crossover_configs=None if cross is None else int(cross),
+            assumptions=tuple(str(a) for a in doc.get("assumptions") or ()),
+        )
+
+
 # --- driver sessions ----------------------------------------------------------------------
 #: Keys a session writes when it starts, then those it adds as it goes, in file order.
 _SESSION_START_KEYS = (
@@ -321,6 +390,7 @@ _SESSION_START_KEYS = (
     "took_over_lock",
 )
 _SESSION_LATER_KEYS = (
+    "executor_choice",
     "plan",
     "executor_info",
     "configs_computed",
@@ -349,6 +419,8 @@ class Session:
         One of :data:`SESSION_STATUSES`.
     took_over_lock : dict or None
         The stale lock this session took over.
+    executor_choice : ExecutorChoice or None
+        Which executor ran the batches and why (``--executor auto``'s prediction).
     plan : Plan or None
         The batch plan (None when there was nothing to run).
     executor_info : dict or None
@@ -373,6 +445,7 @@ class Session:
     environment: Mapping[str, Any] = field(default_factory=dict)
     status: str = "running"
     took_over_lock: Mapping[str, Any] | None = None
+    executor_choice: ExecutorChoice | None = None
     plan: Plan | None = None
     executor_info: Mapping[str, Any] | None = None
     configs_computed: int | None = None
@@ -412,7 +485,7 @@ class Session:
             value = getattr(self, key)
             if key in _SESSION_LATER_KEYS and value is None:
                 continue
-            if isinstance(value, Plan):
+            if isinstance(value, Plan | ExecutorChoice):
                 value = value.to_json()
             elif isinstance(value, tuple):
                 value = list(value)
@@ -425,6 +498,7 @@ class Session:
     def from_json(cls, doc: Mapping[str, Any]) -> Session:
         """Read a recorded session (keys this engine does not know are ignored)."""
         plan = doc.get("plan")
+        choice = doc.get("executor_choice")
         quarantined = doc.get("quarantined")
         wall = doc.get("wall_seconds")
         return cls(
@@ -438,6 +512,9 @@ class Session:
             environment=dict(doc.get("environment") or {}),
             status=str(doc.get("status")),
             took_over_lock=doc.get("took_over_lock"),
+            executor_choice=(
+                ExecutorChoice.from_json(choice) if isinstance(choice, Mapping) else None
+            ),
             plan=Plan.from_json(plan) if isinstance(plan, Mapping) else None,
             executor_info=doc.get("executor_info"),
             configs_computed=doc.get("configs_computed"),

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass, fields
+import time
+from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 import pyarrow.compute as pc
 
+from sweep._eta import eta
 from sweep._null_summary import merged_summary, summary_digest
 from sweep._record import LockInfo, PartInfo, Session
 from sweep._results import results_hash, results_table
-from sweep._store import RunStore, read_run
+from sweep._store import RunRecord, RunStore, read_run
 from sweep.errors import SweepError, close_matches
 
 
@@ -24,6 +27,79 @@ def failed_count(store: RunStore, parts: list[str]) -> int:
         status = store.read_part_columns(name, ["status"]).column(0)
         failed += int(pc.sum(pc.not_equal(status, "ok")).as_py() or 0)
     return failed
+
+
+@dataclass(frozen=True)
+class LiveRate:
+    """The running session's throughput and time left (:func:`sweep._eta.eta`).
+
+    Attributes
+    ----------
+    session : int
+        The running session's id.
+    executor : str or None
+        Its executor.
+    configs : int
+        Configs it has written since its first task was submitted (telemetry rows).
+    seconds : float
+        From its first task's submission to now.
+    configs_per_second, seconds_left : float
+        NaN until a task has finished.
+    """
+
+    session: int
+    executor: str | None
+    configs: int
+    seconds: float
+    configs_per_second: float
+    seconds_left: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Its fields (NaN as null)."""
+        return {
+            k: None if isinstance(v, float) and math.isnan(v) else v
+            for k, v in asdict(self).items()
+        }
+
+
+def live_rate(run: RunRecord, remaining: int, now: float | None = None) -> LiveRate | None:
+    """Throughput of the session a live driver is running, from its telemetry (read-only).
+
+    Parameters
+    ----------
+    run : RunRecord
+        The folder, read.
+    remaining : int
+        Configs not done.
+    now : float, optional
+        Epoch seconds (default: the clock).
+
+    Returns
+    -------
+    LiveRate or None
+        None when no session is ``running`` or no driver holds the lock.
+    """
+    running = [s for s in run.manifest.sessions if s.status == "running"]
+    if not running or not run.store.read_lock():
+        return None
+    session = max(running, key=lambda s: s.id)
+    table = run.store.read_telemetry()
+    configs, first = 0, math.nan
+    if table is not None and "session" in table.column_names:
+        frame = table.select(["session", "submit_time", "n_configs"]).to_pandas()
+        mine = frame[frame["session"] == session.id]
+        if len(mine):
+            configs, first = int(mine["n_configs"].sum()), float(mine["submit_time"].min())
+    seconds = (time.time() if now is None else now) - first
+    estimate = eta(configs, seconds, remaining)
+    return LiveRate(
+        session.id,
+        session.executor,
+        configs,
+        seconds,
+        estimate.configs_per_second,
+        estimate.seconds_left,
+    )
 
 
 @dataclass(frozen=True)
@@ -46,6 +122,8 @@ class RunStatus:
         None until complete.
     lock : LockInfo or None
         The lock file (None when no driver holds the folder).
+    live : LiveRate or None
+        The running session's configs/s and time left (while a driver runs).
     """
 
     run_dir: str
@@ -61,10 +139,12 @@ class RunStatus:
     last_activity: str | None
     table_hash: str | None
     lock: LockInfo | None
+    live: LiveRate | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``sweep status --json``."""
         doc = {f.name: getattr(self, f.name) for f in fields(self)}
+        doc["live"] = None if self.live is None else self.live.to_json()
         doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
         doc["sessions"] = [s.to_json() for s in self.sessions]
         doc["lock"] = None if self.lock is None else self.lock.to_json()
@@ -109,6 +189,7 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> Ru
         last_activity=max((t for t in times if t), default=None),
         table_hash=results_hash(run_dir, parts) if complete else None,
         lock=store.read_lock(),
+        live=live_rate(run, total - done),
     )
 
 

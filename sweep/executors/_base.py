@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from sweep._evaluate import BatchResult
 from sweep._record import TaskTelemetry
 from sweep._spec import ResolvedSweep
-from sweep.errors import SpecError
+from sweep.errors import SpecError, close_matches
 
 
 @dataclass(frozen=True)
@@ -88,4 +88,7 @@ def make_executor(kind: str, **options: Any) -> Executor:
         from sweep.executors._ray import RayExecutor
 
         return RayExecutor(address=options.get("address"), workers=options.get("workers"))
-    raise SpecError(f"--executor: expected one of {EXECUTORS}, got {kind!r}")
+    raise SpecError(
+        f"--executor: expected 'auto', 'local' or 'ray', got {kind!r}"
+        + close_matches(kind, ("auto", *EXECUTORS))
+    )

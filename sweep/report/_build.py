@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ from sweep.report._options import ReportOptions
 from sweep.report._out_of_sample import OutOfSamplePlotData, out_of_sample_section
 from sweep.report._progress import Steps
 from sweep.report._ranking import ResultsPlotData, results_section
+from sweep.report._run_scaling import run_scaling
 from sweep.report._scaling import scaling_section
 from sweep.report._sections import (
     Deflated,
@@ -173,6 +174,15 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
         testing, verdict, testing_plot = testing_section(run, options, steps, oos)
         with steps.step("scaling"):
             scaling, bench = scaling_section(run, options.bench_dir)
+            scaling = replace(
+                scaling,
+                from_run=run_scaling(
+                    run.manifest.sessions_in_order(),
+                    execution_plot.tasks,
+                    execution.stats.fit_service if execution.stats is not None else None,
+                    bench.get("scaling"),
+                ),
+            )
         with steps.step("figures"):
             figures = {
                 **_execution_figures(execution_plot),

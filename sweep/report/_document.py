@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,7 @@ from sweep.report._blocks import (
     pct,
     seconds,
 )
+from sweep.report._run_scaling import RunScaling
 from sweep.report._sections import (
     AmortizationFit,
     Corrections,
@@ -33,6 +35,7 @@ from sweep.report._sections import (
     NoBenchmarks,
     OutOfSampleSection,
     PBOSection,
+    PlannerRow,
     ReportData,
     ResultsSection,
     ScalingSection,
@@ -277,6 +280,9 @@ def execution_blocks(d: ExecutionSection, figures: list[str]) -> list[Block]:
                 caption="The planner's measurements and choice per session.",
             )
         )
+    choices = [_choice_text(p) for p in d.planner if p.executor_choice is not None]
+    if choices:
+        blocks.append(KeyValues(choices))
     blocks.append(Paragraph("; ".join(f"{k}: {v}" for k, v in d.definitions.items()) + ".", "note"))
     blocks += _figures("execution", figures)
     if t is not None and t.workers:
@@ -646,14 +652,67 @@ def _usl_text(s: Mapping[str, Any]) -> str:
     return text
 
 
+def _run_scaling_rows(r: RunScaling) -> list[tuple[str, str]]:
+    """Section 7's rows from the run's own telemetry (:mod:`sweep.report._run_scaling`)."""
+    if not r.tasks:
+        return [("this run", "no task ran: nothing to measure")]
+    cross = r.crossover_configs
+    achieved = r.achieved_speedup
+    rows = [
+        (
+            "this run",
+            f"{r.tasks:,} tasks on {r.executor} ({r.workers} worker(s)); O = "
+            f"{seconds(r.overhead_seconds)} per task, b = {seconds(r.per_config_seconds)} "
+            f"per config, from the {r.source}",
+        ),
+        (
+            "batching S(B)",
+            f"at the run's batch B = {r.batch_size:,}: law {num(r.law_speedup, 3)}, "
+            + (
+                f"achieved {num(achieved, 3)}"
+                if math.isfinite(achieved)
+                else "achieved not measurable (no warm task of that size)"
+            )
+            + f" (ceiling 1 + O/b = {num(r.ceiling, 3)})",
+        ),
+        (
+            "crossover",
+            (
+                f"Ray beats in-process above {cross:,} configs"
+                if cross is not None
+                else "none: Ray is not predicted to beat in-process at any grid size"
+            )
+            + "; assumes: "
+            + "; ".join(r.crossover_basis),
+        ),
+    ]
+    if r.usl:
+        rows.append(("USL (bench)", f"σ = {num(r.usl['sigma'])}, κ = {num(r.usl['kappa'])}"))
+    return rows
+
+
+def _choice_text(p: PlannerRow) -> tuple[str, str]:
+    """One session's executor choice: what was asked, what ran, why, the assumptions."""
+    c = p.executor_choice
+    assert c is not None  # callers pass rows with a choice
+    text = f"{c.chosen} (asked: {c.requested}): {c.reason}"
+    if c.assumptions:
+        text += "; assumed: " + "; ".join(c.assumptions)
+    if p.planning_seconds is not None and math.isfinite(p.planning_seconds):
+        text += f"; planning took {seconds(p.planning_seconds)}"
+    return (f"session {p.session} executor", text)
+
+
 def _bench_unavailable(part: Mapping[str, Any]) -> str:
     """Why a benchmark's fit is missing (bench results are JSON: see :mod:`sweep.bench`)."""
     return f"not available: {part.get('reason') or part.get('error') or 'see report.json'}"
 
 
 def scaling_blocks(d: ScalingSection | NoBenchmarks, figures: list[str]) -> list[Block]:
-    """Section 7."""
+    """Section 7: the run's own scaling (never empty), then ``sweep bench`` results."""
     blocks: list[Block] = [Heading(2, "7. Scaling")]
+    if d.from_run is not None:
+        blocks.append(KeyValues(_run_scaling_rows(d.from_run)))
     if isinstance(d, NoBenchmarks):
         return [
             *blocks,

@@ -162,6 +162,8 @@ def _planner_rows(manifest: Manifest) -> tuple[PlannerRow, ...]:
                 law_batch=None if plan is None else plan.law_batch,
                 clamps=() if plan is None else plan.clamps,
                 pilot_tasks=0 if plan is None else len(plan.pilot),
+                planning_seconds=None if plan is None else plan.planning_seconds,
+                executor_choice=s.executor_choice,
             )
         )
     return tuple(rows)

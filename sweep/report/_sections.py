@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sweep._record import GridRecord, StrategyRef
+from sweep._record import ExecutorChoice, GridRecord, StrategyRef
 from sweep.report._options import ReportOptions
+from sweep.report._run_scaling import RunScaling
 from sweep.report._serial import FLATTENED, OMIT_NONE
 from sweep.report._verdict import Verdict
 
@@ -174,6 +175,8 @@ class PlannerRow:
     law_batch: float | None
     clamps: tuple[str, ...]
     pilot_tasks: int
+    planning_seconds: float | None = field(default=None, metadata=OMIT_NONE)
+    executor_choice: ExecutorChoice | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -670,11 +673,12 @@ class OutOfSampleSection:
 # --- 7. scaling ---------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
 class ScalingSection:
-    """Section 7: the summaries of the ``sweep bench`` results found (each kind's JSON)."""
+    """Section 7: the run's own scaling and the ``sweep bench`` results found (as JSON)."""
 
     available: Literal[True] = True
     source: str
     searched: tuple[str, ...]
+    from_run: RunScaling | None = field(default=None, metadata=OMIT_NONE)
     overhead: JSONObject | None = field(default=None, metadata=OMIT_NONE)
     amortization: JSONObject | None = field(default=None, metadata=OMIT_NONE)
     scaling: JSONObject | None = field(default=None, metadata=OMIT_NONE)
@@ -682,11 +686,12 @@ class ScalingSection:
 
 @dataclass(frozen=True, kw_only=True)
 class NoBenchmarks:
-    """No ``sweep bench`` results were found."""
+    """No ``sweep bench`` results were found (the run's own scaling is still there)."""
 
     available: Literal[False] = False
     searched: tuple[str, ...]
     hint: str
+    from_run: RunScaling | None = field(default=None, metadata=OMIT_NONE)
 
 
 # --- the whole report ---------------------------------------------------------------------

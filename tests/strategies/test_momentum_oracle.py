@@ -157,3 +157,46 @@ def test_oracle_can_fail() -> None:
     lagged = oracle(close, 6, 0.0, 0.002)[0]
     assert not np.allclose(out.returns[0], lagged, rtol=1e-12, atol=1e-16)
     assert out.n_trades[0] == trades
+
+
+def _sequential_kernel(strength, signed_return, direction, band, cost):  # type: ignore[no-untyped-def]
+    """The compiled kernel's previous form, period by period in plain Python (bitwise rule)."""
+    n_assets, n_ret = strength.shape
+    previous = [0] * n_assets
+    returns, turnover, trades = [], [], 0
+    for t in range(n_ret):
+        gross, moved = 0.0, 0
+        for a in range(n_assets):
+            position = int(direction[a, t]) if strength[a, t] > band else 0
+            if position != 0:
+                gross += float(signed_return[a, t])
+            step = position - previous[a]
+            if step != 0:
+                trades += 1
+                moved += abs(step)
+            previous[a] = position
+        traded = moved / n_assets
+        returns.append(gross / n_assets - cost * traded)
+        turnover.append(traded)
+    return np.array(returns), np.array(turnover), trades
+
+
+def test_vectorised_kernel_is_bitwise_the_sequential_loop():
+    from strategies.momentum import _banded_positions
+
+    rng = np.random.default_rng(5)
+    n_assets, n_ret = 3, 300
+    signal = rng.normal(0, 0.01, (n_assets, n_ret))
+    signal[:, :20] = np.nan  # before the lookback: flat
+    side = np.sign(np.nan_to_num(signal))
+    strength = np.ascontiguousarray(np.abs(signal))
+    signed = np.ascontiguousarray(side * rng.normal(0, 0.02, (n_assets, n_ret)))
+    bands = np.r_[0.0, rng.uniform(0, 0.02, 11)]
+    costs = np.linspace(0.0, 0.01, bands.shape[0])
+    n = bands.shape[0]
+    out_r, out_t, out_n = np.empty((n, n_ret)), np.empty((n, n_ret)), np.empty(n, np.int64)
+    _banded_positions(strength, signed, side, bands, costs, np.arange(n), out_r, out_t, out_n)
+    for j in range(n):
+        r, t, k = _sequential_kernel(strength, signed, side, bands[j], costs[j])
+        assert out_r[j].tobytes() == r.tobytes() and out_t[j].tobytes() == t.tobytes()
+        assert out_n[j] == k

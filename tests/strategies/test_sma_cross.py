@@ -303,3 +303,27 @@ def test_vectorbt_full_grid_on_sp500() -> None:
         n_trades[lo : lo + 1000] = out.n_trades
     np.testing.assert_allclose(total, expected, rtol=1e-9, atol=0)
     np.testing.assert_array_equal(n_trades, expected_trades)
+
+
+def test_compiled_loop_equals_its_vectorised_twin_held_state() -> None:
+    # The compiled bar-by-bar loop (what evaluate runs) against the documented vectorised
+    # rule: held_state on the same SMAs, then the class's return/turnover conventions.
+    close = _tied_prices(11, 400)  # ties between averages are frequent
+    fast = np.repeat(np.arange(1, 21), 20)
+    slow = np.tile(np.arange(2, 42, 2), 20)
+    fees = np.linspace(0.0, 0.01, fast.shape[0])
+    out = _evaluate(_panel(close), _params(fast, slow, fees))
+    fast_sma = np.stack([simple_moving_average(close, int(w)) for w in fast])
+    slow_sma = np.stack([simple_moving_average(close, int(w)) for w in slow])
+    held = held_state(fast_sma, slow_sma)
+    assert (fast_sma[:, 1:] == slow_sma[:, 1:]).any()  # the tie branch is exercised
+    before, after = held[:, :-1], held[:, 1:]
+    gross = close[1:] / close[:-1]
+    expected = np.where(before & after, gross - 1.0, 0.0)
+    entry = (1.0 / (1.0 + fees) - 1.0)[:, None]
+    exit_ = gross[None, :] * (1.0 - fees)[:, None] - 1.0
+    changed = before != after
+    expected = np.where(changed, np.where(after, entry, exit_), expected)
+    assert out.returns.tobytes() == expected.tobytes()
+    assert out.turnover.tobytes() == changed.astype(np.float64).tobytes()
+    assert out.n_trades.tolist() == changed.sum(axis=1).tolist()

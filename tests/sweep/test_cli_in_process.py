@@ -125,7 +125,11 @@ def test_strategies_lists_every_built_in():
     [
         (["run", "{spec}", "--batch-size", "many"], 2, "--batch-size: expected 'auto' or a"),
         (["run", "{spec}", "--batch-size", "0"], 2, "got '0'"),
-        (["run", "{spec}", "--workers", "2"], 2, "--workers: applies only with --executor ray"),
+        (
+            ["run", "{spec}", "--executor", "local", "--workers", "2"],
+            2,
+            "--workers: applies only with --executor ray or auto",
+        ),
         (
             ["results", "{run}", "--format", "parquet"],
             2,

@@ -438,7 +438,16 @@ def test_workers_with_the_local_executor_exits_2(boom_run, tmp_path, hostile_pat
     spec = write_spec(tmp_path / "s.toml", small_spec_dict())
     target = spec if command == "run" else boom_run
     before = sorted(p.name for p in tmp_path.iterdir())
-    proc = cli(command, target, "--workers", "4", cwd=tmp_path, env=_env(hostile_path))
+    proc = cli(
+        command,
+        target,
+        "--executor",
+        "local",
+        "--workers",
+        "4",
+        cwd=tmp_path,
+        env=_env(hostile_path),
+    )
     assert_bad_input(proc, "--workers", "--executor ray", "4")
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert len(RunStore(boom_run).read_manifest()["sessions"]) == 1

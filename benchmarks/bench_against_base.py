@@ -1,0 +1,97 @@
+"""This tree vs an earlier commit, same measurement alternated in one run (noisy machines).
+
+Absolute configs/s on a shared machine say little; the ratio of two versions measured
+alternately under the same load says more. The base commit's tree is exported with
+``git archive`` into a temporary folder; each round runs one child process per version
+(the base first, then this tree) that measures, on one core, ``evaluate_batch`` of the
+10,000-config momentum grid (``examples/momentum.toml``) without bootstrap, after a
+warm-up (numba compilation excluded), in batches of 1,000 configs. Best of ``--rounds``
+per version; the ratio is base time over this tree's time.
+
+Issue 15 measured the base (ae5ceb0) at 7,396 configs/s/core on a quieter machine; the
+projection printed is that figure times the ratio (an estimate, not a measurement).
+
+Run: ``python benchmarks/bench_against_base.py [--base ae5ceb0] [--rounds 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ISSUE_BASE_RATE = 7_396
+
+CHILD = r"""
+import json, sys, time
+import numpy as np
+from sweep import evaluate_batch, load_spec, resolve, spec_from_dict
+base = resolve(load_spec(sys.argv[1]))
+doc = base.spec.to_dict(); doc["metrics"]["bootstrap_reps"] = 0
+sweep = resolve(spec_from_dict(doc), base.panel)
+idx = np.arange(len(sweep.grid), dtype=np.int64)
+evaluate_batch(sweep, idx[:64])
+t0 = time.perf_counter()
+for lo in range(0, idx.shape[0], 1000):
+    evaluate_batch(sweep, idx[lo : lo + 1000])
+print(json.dumps({"seconds": time.perf_counter() - t0, "configs": int(idx.shape[0])}))
+"""
+
+
+def export(commit: str, folder: Path) -> None:
+    data = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", commit],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(folder, filter="data")
+
+
+def measure(tree: Path, spec: Path) -> float:
+    env = {**os.environ, "PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": str(tree / ".numba")}
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(spec)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tree,
+        env=env,
+    ).stdout
+    doc = json.loads(out.strip().splitlines()[-1])
+    return float(doc["seconds"]) / doc["configs"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="ae5ceb0")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    spec = REPO / "examples" / "momentum.toml"
+    with tempfile.TemporaryDirectory(prefix="bench-base-") as tmp:
+        base_tree = Path(tmp) / "base"
+        export(args.base, base_tree)
+        best = {"base": float("inf"), "head": float("inf")}
+        for _ in range(args.rounds):
+            best["base"] = min(best["base"], measure(base_tree, spec))
+            best["head"] = min(best["head"], measure(REPO, spec))
+    ratio = best["base"] / best["head"]
+    print(f"momentum main grid without bootstrap, best of {args.rounds} alternated rounds:")
+    print(f"  base {args.base}: {1 / best['base']:8,.0f} configs/s/core")
+    print(f"  this tree:      {1 / best['head']:8,.0f} configs/s/core")
+    print(f"  ratio this tree / base: {ratio:.2f}x")
+    print(
+        f"  projection at the issue's base figure ({ISSUE_BASE_RATE:,}/s): "
+        f"{ISSUE_BASE_RATE * ratio:,.0f} configs/s/core (goal 10,000)"
+    )
+
+
+if __name__ == "__main__":
+    main()
