@@ -673,7 +673,13 @@ def _run_scaling_rows(r: RunScaling) -> list[tuple[str, str]]:
                 if math.isfinite(achieved)
                 else "achieved not measurable (no warm task of that size)"
             )
-            + f" (ceiling 1 + O/b = {num(r.ceiling, 3)})",
+            + f" (ceiling 1 + O/b = {num(r.ceiling, 3)})"
+            + (
+                "; O is negligible next to b here, so the batch size barely matters and an "
+                "achieved value off the law is timing noise"
+                if math.isfinite(r.ceiling) and r.ceiling < 1.01
+                else ""
+            ),
         ),
         (
             "crossover",
