@@ -117,14 +117,16 @@ def identity_blocks(d: IdentitySection) -> list[Block]:
         ("spec hash", str(d.spec_hash)),
         (
             "data",
-            f"sha256 {data.get('fingerprint')}; {num(data.get('n_periods'))} dates x "
+            (f"{d.data_origin}; " if d.data_origin else "")
+            + f"sha256 {data.get('fingerprint')}; {num(data.get('n_periods'))} dates x "
             f"{num(data.get('n_assets'))} assets ({', '.join(data.get('assets', []))}); "
             f"{data.get('first_date')} to {data.get('last_date')}",
         ),
         (
             "strategy",
             f"{strategy.name if strategy else None} version "
-            f"{strategy.version if strategy else None}",
+            f"{strategy.version if strategy else None}"
+            + (f" ({d.strategy_origin})" if d.strategy_origin else ""),
         ),
         (
             "engine version",

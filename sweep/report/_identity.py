@@ -31,7 +31,9 @@ def identity_section(run: RunData) -> IdentitySection:
         spec_hash=key.spec_hash,
         spec=manifest.spec,
         data=manifest.data,
+        data_origin=_data_origin(run),
         strategy=key.strategy,
+        strategy_origin=_strategy_origin(run),
         engine_version=manifest.engine_version,
         session_engine_versions=tuple(
             sorted({str(s.engine_version) for s in sessions if s.engine_version})
@@ -49,3 +51,23 @@ def identity_section(run: RunData) -> IdentitySection:
             ),
         ),
     )
+
+
+def _data_origin(run: RunData) -> str | None:
+    """Where the panel came from, as the run folder recorded it (None: not recorded)."""
+    provenance = run.manifest.provenance
+    if provenance is not None:
+        return provenance.data.description
+    source = run.manifest.data.get("source")
+    return None if source is None else str(source)
+
+
+def _strategy_origin(run: RunData) -> str | None:
+    """How a later process finds the strategy again (None: not recorded)."""
+    provenance = run.manifest.provenance
+    if provenance is None:
+        return None
+    origin = provenance.strategy
+    if origin.import_path is not None:
+        return f"imported as {origin.import_path}"
+    return f"defined in {origin.defined_in}, not importable: reopen from Python with the object"

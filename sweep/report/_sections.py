@@ -57,7 +57,9 @@ class IdentitySection:
     spec_hash: str | None
     spec: JSONObject
     data: JSONObject
+    data_origin: str | None = None
     strategy: StrategyRef | None
+    strategy_origin: str | None = None
     engine_version: str | None
     session_engine_versions: tuple[str, ...]
     root_seed: int | None
