@@ -56,7 +56,9 @@ def export(commit: str, folder: Path) -> None:
 
 
 def measure(tree: Path, spec: Path) -> float:
-    env = {**os.environ, "PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": str(tree / ".numba")}
+    # Each tree compiles into its own cache outside the work tree (never beside the sources).
+    cache = Path(tempfile.gettempdir()) / "raysweep-bench-numba" / tree.resolve().name
+    env = {**os.environ, "PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": str(cache)}
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(spec)],
         capture_output=True,
