@@ -12,19 +12,26 @@ import sys
 
 def main() -> None:
     """Start the CLI (:func:`sweep._cli.main`), stopping cleanly if interrupted while loading."""
-    from sweep import _signals
-
-    _signals.install()
     try:
+        from sweep import _signals  # itself inside the guard: it imports threading
+
+        _signals.install()
         from sweep._numba_cache import ensure_numba_cache
 
         ensure_numba_cache()
         from sweep._cli import main as cli_main
     except KeyboardInterrupt as exc:
-        what = "terminated (SIGTERM)" if isinstance(exc, _signals.Terminated) else "interrupted"
-        sys.stderr.write(f"{what}: sweep stopped while starting\n")
-        raise SystemExit(_signals.exit_code(exc)) from None
+        raise SystemExit(_stopped_while_starting(exc)) from None
     cli_main()
+
+
+def _stopped_while_starting(exc: KeyboardInterrupt) -> int:
+    """Say in one line that start-up was interrupted; return the exit code (130 or 143)."""
+    signals = sys.modules.get("sweep._signals")
+    terminated = signals is not None and isinstance(exc, signals.Terminated)
+    what = "terminated (SIGTERM)" if terminated else "interrupted"
+    sys.stderr.write(f"{what}: sweep stopped while starting\n")
+    return int(signals.exit_code(exc)) if signals is not None else 130
 
 
 if __name__ == "__main__":
