@@ -23,6 +23,7 @@ from sweep._data_layout import (
     FIELDS,
     OPTIONAL_FIELDS,
     Parsed,
+    check_sorted_dates,
     detect_layout,
     parse_dates,
     parse_long,
@@ -99,14 +100,7 @@ def _validated_panel(
         )
     if len(idx) < MIN_PERIODS:
         raise DataError(f"{source}: expected at least {MIN_PERIODS} dates, got {len(idx)}")
-    steps = np.diff(idx.asi8)
-    if (steps <= 0).any():
-        row = int(np.flatnonzero(steps <= 0)[0]) + 1
-        kind = "repeats the date of" if steps[row - 1] == 0 else "is earlier than"
-        raise DataError(
-            f"{source}: dates must be sorted and unique; {row_name(row)} ({idx[row].date()}) "
-            f"{kind} {row_name(row - 1)} ({idx[row - 1].date()})"
-        )
+    check_sorted_dates(idx, source, row_name)
     extra: dict[str, NDArray[np.float64]] = {}
     for name, arr in (fields or {}).items():
         if name not in OPTIONAL_FIELDS:

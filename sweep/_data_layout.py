@@ -115,6 +115,18 @@ def parse_dates(
     return pd.DatetimeIndex(pd.DatetimeIndex(parsed).values.astype("datetime64[ns]"))
 
 
+def check_sorted_dates(dates: pd.DatetimeIndex, source: str, row_name: RowName) -> None:
+    """Refuse dates that are not strictly increasing, naming the first offending row."""
+    steps = np.diff(dates.asi8)
+    if (steps <= 0).any():
+        row = int(np.flatnonzero(steps <= 0)[0]) + 1
+        kind = "repeats the date of" if steps[row - 1] == 0 else "is earlier than"
+        raise DataError(
+            f"{source}: dates must be sorted and unique; {row_name(row)} "
+            f"({dates[row].date()}) {kind} {row_name(row - 1)} ({dates[row - 1].date()})"
+        )
+
+
 def _date_cell_problem(values: pd.Series) -> tuple[int, str] | None:
     """The first cell that cannot be a date (empty, a number, not date-like), or None."""
     if values.dtype.kind in "iufb":
@@ -389,14 +401,7 @@ def parse_per_asset(files: Sequence[SourceFile], folder: str) -> Parsed:
             file.label, ["date", *[c for c in columns if c != date_col]], ("date",)
         )
         dates = parse_dates(df[date_col], file.label, date_col, row_name)
-        steps = np.diff(dates.asi8)
-        if (steps <= 0).any():
-            row = int(np.flatnonzero(steps <= 0)[0]) + 1
-            kind = "repeats the date of" if steps[row - 1] == 0 else "is earlier than"
-            raise DataError(
-                f"{file.label}: dates must be sorted and unique; {row_name(row)} "
-                f"({dates[row].date()}) {kind} {row_name(row - 1)} ({dates[row - 1].date()})"
-            )
+        check_sorted_dates(dates, file.label, row_name)
         values = {f: _column(file.label, df, f, dates, row_name, f) for f in fields}
         assets.append(asset)
         frames.append((dates, values, row_name, file.label))
