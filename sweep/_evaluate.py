@@ -27,6 +27,7 @@ from stats import (
 from strategies import StrategyOutput
 from sweep._benchmark import benchmark_returns
 from sweep._fold_summary import with_folds
+from sweep._heap import retain_freed_memory
 from sweep._identity import STRATEGY_STREAM, config_ids, config_stream
 from sweep._metrics import (
     FLOAT_METRICS,
@@ -312,6 +313,7 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
         (:mod:`sweep._null_summary`).
     """
     start = time.perf_counter()
+    retain_freed_memory()  # sub-batches reuse pages instead of faulting in fresh ones
     idx = np.asarray(indices, dtype=np.int64)
     schema = results_schema(sweep)
     tables = []

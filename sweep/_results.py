@@ -56,15 +56,22 @@ def load_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     return frame
 
 
+#: Uncompressed column bytes :func:`results_hash` reads at once: columns are read in groups
+#: under this size (one column alone may exceed it), so small sweeps take one read of every
+#: part and large ones stay within this much memory plus one sorted column.
+HASH_READ_BYTES = 256 * 2**20
+
+
 def results_hash(run_dir: str | os.PathLike[str], parts: list[str] | None = None) -> str:
     """Return the canonical table hash of a run folder's results (invariant 3).
 
     ``parts`` are the part names to hash (default: every part that passes its check).
 
-    Streams one column at a time: the ``config_id`` column fixes the canonical row order,
-    then each column is read from every part, put in that order and hashed, so memory stays
-    at about one column however large the sweep (the same hash as ``table_hash`` of
-    :func:`results_table`).
+    Streams groups of columns: the ``config_id`` column fixes the canonical row order, then
+    each group of columns (at most :data:`HASH_READ_BYTES` uncompressed, by the parts'
+    parquet footers) is read from every part, put in that order and hashed a column at a
+    time, so memory stays bounded however large the sweep (the same hash as
+    ``table_hash`` of :func:`results_table`).
     """
     store = RunStore(run_dir)
     filesystem, _ = store.fs.arrow()
@@ -74,10 +81,39 @@ def results_hash(run_dir: str | os.PathLike[str], parts: list[str] | None = None
         raise RunFolderError(f"run folder {store.location!r} has no results yet")
     dataset = ds.dataset(paths, format="parquet", filesystem=filesystem)
     order = canonical_order(dataset.to_table(columns=["config_id"]).column(0))
-    names = dataset.schema.names
+    groups = column_groups(dataset, HASH_READ_BYTES)
 
     def columns() -> Iterator[tuple[str, pa.ChunkedArray]]:
-        for name in names:
-            yield name, dataset.to_table(columns=[name]).column(0).take(order)
+        for group in groups:
+            table = dataset.to_table(columns=group)
+            for name in group:
+                yield name, table.column(name).take(order)
 
     return hash_columns(len(order), columns())
+
+
+def column_groups(dataset: ds.FileSystemDataset, budget: int) -> list[list[str]]:
+    """The dataset's columns, in order, grouped so each group's uncompressed size fits ``budget``.
+
+    Sizes come from the parquet footers of every file; a column larger than ``budget`` is a
+    group of its own.
+    """
+    names = dataset.schema.names
+    sizes = dict.fromkeys(names, 0)
+    for fragment in dataset.get_fragments():
+        metadata = fragment.metadata
+        for r in range(metadata.num_row_groups):
+            row_group = metadata.row_group(r)
+            for c in range(row_group.num_columns):
+                column = row_group.column(c)
+                top = column.path_in_schema.split(".")[0]
+                sizes[top] = sizes.get(top, 0) + column.total_uncompressed_size
+    groups: list[list[str]] = []
+    used = 0
+    for name in names:
+        if not groups or used + sizes[name] > budget:
+            groups.append([])
+            used = 0
+        groups[-1].append(name)
+        used += sizes[name]
+    return groups

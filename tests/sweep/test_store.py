@@ -322,3 +322,22 @@ def test_a_lock_file_reads_into_the_typed_record(raw, expected):
     assert lock.to_json() == expected
     assert lock.usable is (expected.keys() >= {"pid", "host"})
     assert LockInfo.from_bytes(lock.to_bytes()) == lock
+
+
+def test_results_hash_is_the_same_whatever_columns_are_read_together(reference_run, monkeypatch):
+    import pyarrow.dataset as ds
+
+    from sweep import _results, results_table
+    from sweep._table_hash import table_hash
+
+    store = RunStore(reference_run)
+    dataset = ds.dataset([store.fs.join("parts", n) for n in store.part_names()])
+    whole = _results.column_groups(dataset, 2**40)
+    single = _results.column_groups(dataset, 1)
+    assert len(whole) == 1 and whole[0] == dataset.schema.names
+    assert single == [[name] for name in dataset.schema.names]
+    digests = set()
+    for budget in (1, 4096, 2**40):  # one column per read, a few at a time, all at once
+        monkeypatch.setattr(_results, "HASH_READ_BYTES", budget)
+        digests.add(results_hash(reference_run))
+    assert digests == {table_hash(results_table(reference_run))}
