@@ -17,51 +17,79 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 
 
-@numba.njit(cache=True, nogil=True)
-def _row_pass(x, n_blocks, mean, m2, m3, m4, total, drawdown, block_sum, block_sq):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    n, t = x.shape
-    length = t // n_blocks if n_blocks > 0 else 0
-    dropped = t - length * n_blocks
-    for i in range(n):
-        s = 0.0
-        for k in range(t):
-            s += x[i, k]
-        mu = s / t
-        a2 = 0.0
-        a3 = 0.0
-        a4 = 0.0
-        equity = 1.0
-        peak = 1.0
-        worst = 0.0
-        for k in range(t):
-            v = x[i, k]
+@numba.njit(inline="always")
+def _span(row, following, lo, hi, mu, equity_path, acc):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Periods ``lo..hi`` of one row added to its running sums, in time order.
+
+    ``acc`` is (m2, m3, m4, equity, peak, worst, block sum, block sum of squares, sum of
+    ``following``); the block sums start from the values given. Every sum is its own chain
+    in one loop, so the chains run side by side: the next row's plain sum (its mean) rides
+    along with this row's moments instead of costing a pass of its own.
+    """
+    a2, a3, a4, equity, peak, worst, bs, bq, s = acc
+    if equity_path:
+        for k in range(lo, hi):
+            v = row[k]
             d = v - mu
             d2 = d * d
             a2 += d2
             a3 += d2 * d
             a4 += d2 * d2
+            bs += v
+            bq += v * v
+            s += following[k]
             equity *= 1.0 + v
             if equity > peak:
                 peak = equity
             fall = 1.0 - equity / peak
             if fall > worst:
                 worst = fall
+    else:  # the moments alone: no compounding chain to wait on
+        for k in range(lo, hi):
+            v = row[k]
+            d = v - mu
+            d2 = d * d
+            a2 += d2
+            a3 += d2 * d
+            a4 += d2 * d2
+            bs += v
+            bq += v * v
+            s += following[k]
+    return a2, a3, a4, equity, peak, worst, bs, bq, s
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_pass(x, n_blocks, equity_path, mean, m2, m3, m4, total, drawdown, block_sum, block_sq):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Per row: the moments, equity path and block sums in one loop, after the row's sum.
+
+    The sum (for the mean) of each row after the first is taken in the previous row's loop.
+    """
+    n, t = x.shape
+    length = t // n_blocks if n_blocks > 0 else 0
+    dropped = t - length * n_blocks
+    s = 0.0
+    for k in range(t):
+        s += x[0, k]
+    for i in range(n):
+        row = x[i]
+        following = x[i + 1] if i + 1 < n else row  # the last row's is not used
+        mu = s / t
+        # The periods before the first block (all of them without blocks), then block by block.
+        start = (0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0)
+        acc = _span(row, following, 0, dropped, mu, equity_path, start)
+        for b in range(n_blocks):
+            lo = dropped + b * length
+            carried = (*acc[:6], 0.0, 0.0, acc[8])
+            acc = _span(row, following, lo, lo + length, mu, equity_path, carried)
+            block_sum[i, b] = acc[6]
+            block_sq[i, b] = acc[7]
+        a2, a3, a4, equity, _, worst, _, _, s = acc
         mean[i] = mu
         m2[i] = a2 / t
         m3[i] = a3 / t
         m4[i] = a4 / t
-        total[i] = equity - 1.0
-        drawdown[i] = worst
-        for b in range(n_blocks):
-            bs = 0.0
-            bq = 0.0
-            start = dropped + b * length
-            for k in range(start, start + length):
-                v = x[i, k]
-                bs += v
-                bq += v * v
-            block_sum[i, b] = bs
-            block_sq[i, b] = bq
+        total[i] = equity - 1.0 if equity_path else np.nan
+        drawdown[i] = worst if equity_path else np.nan
 
 
 @dataclass(frozen=True)
@@ -94,7 +122,9 @@ class PathStatistics:
     block_sumsq: FloatArray
 
 
-def path_statistics(returns: NDArray[np.float64], n_blocks: int = 0) -> PathStatistics:
+def path_statistics(
+    returns: NDArray[np.float64], n_blocks: int = 0, equity_path: bool = True
+) -> PathStatistics:
     """Moments, total return, maximum drawdown and block sums of each row, in one pass.
 
     Parameters
@@ -103,6 +133,10 @@ def path_statistics(returns: NDArray[np.float64], n_blocks: int = 0) -> PathStat
         Per-period simple returns, one series per row.
     n_blocks : int, default 0
         Number of equal time blocks for the per-block sums (0: none).
+    equity_path : bool, default True
+        Compound the equity path for the total return and the maximum drawdown; False
+        leaves both NaN and skips the compounding, the slowest part of the pass (the
+        moments and block sums are the same bits either way).
 
     Returns
     -------
@@ -122,7 +156,7 @@ def path_statistics(returns: NDArray[np.float64], n_blocks: int = 0) -> PathStat
     mean, m2, m3, m4, total, drawdown = (np.empty(n) for _ in range(6))
     block_sum = np.empty((n, n_blocks))
     block_sq = np.empty((n, n_blocks))
-    _row_pass(x, n_blocks, mean, m2, m3, m4, total, drawdown, block_sum, block_sq)
+    _row_pass(x, n_blocks, equity_path, mean, m2, m3, m4, total, drawdown, block_sum, block_sq)
     return PathStatistics(
         mean=mean,
         m2=m2,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, overload
 
 import numpy as np
@@ -249,10 +250,12 @@ def _overflowed_sums(cols: dict[str, NDArray[Any]], errors: list[str | None]) ->
 
 
 def _evaluate_rows(
-    sweep: ResolvedSweep, idx: NDArray[np.int64], bench: NDArray[np.float64]
+    sweep: ResolvedSweep,
+    idx: NDArray[np.int64],
+    params: dict[str, NDArray[Any]],
+    ids: list[str],
+    bench: NDArray[np.float64],
 ) -> _Rows:
-    params = sweep.grid.params_at(idx)
-    ids = config_ids_at(sweep, params)
     output, errors = _run_strategy(sweep, params, _LazyGenerators(sweep.spec.seed, ids))
     output = _non_finite_returns(output, errors, sweep.panel.dates)
     validation = sweep.spec.validation
@@ -291,6 +294,18 @@ def _evaluate_rows(
     return _Rows(data, errors, summary, folds)
 
 
+def _table(schema: pa.Schema, pieces: list[dict[str, Any]]) -> pa.Table:
+    """The sub-batches' columns joined and converted to arrow once per column."""
+    if not pieces:
+        return schema.empty_table()
+    arrays = []
+    for f in schema:
+        values = [piece[f.name] for piece in pieces]
+        joined = np.concatenate(values) if isinstance(values[0], np.ndarray) else [*chain(*values)]
+        arrays.append(pa.array(joined, type=f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
 def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchResult:
     """Evaluate the configs at grid positions ``indices`` and return their rows.
 
@@ -316,21 +331,25 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
     retain_freed_memory()  # sub-batches reuse pages instead of faulting in fresh ones
     idx = np.asarray(indices, dtype=np.int64)
     schema = results_schema(sweep)
-    tables = []
+    pieces: list[dict[str, Any]] = []
     errors: list[str | None] = []
     summaries: list[NullSummary] = []
     fold_summaries: list[FoldSummary] = []
     bench = benchmark_returns(sweep.spec.metrics.benchmark, sweep.panel)
+    # Params and ids of the whole batch at once: each distinct value is encoded once.
+    params = sweep.grid.params_at(idx)
+    ids = config_ids_at(sweep, params)
     for lo in range(0, idx.shape[0], SUB_BATCH):
-        rows = _evaluate_rows(sweep, idx[lo : lo + SUB_BATCH], bench)
+        part = slice(lo, lo + SUB_BATCH)
+        sub_params = {k: v[part] for k, v in params.items()}
+        rows = _evaluate_rows(sweep, idx[part], sub_params, ids[part], bench)
         errors += rows.errors
         if rows.summary is not None:
             summaries.append(rows.summary)
         if rows.folds is not None:
             fold_summaries.append(rows.folds)
-        arrays = [pa.array(rows.data[f.name], type=f.type) for f in schema]
-        tables.append(pa.Table.from_arrays(arrays, schema=schema))
-    table = pa.concat_tables(tables).combine_chunks() if tables else schema.empty_table()
+        pieces.append(rows.data)
+    table = _table(schema, pieces)
     table = with_summary(table, merge_null_summaries(summaries) if summaries else None)
     table = with_folds(table, merge_fold_summaries(fold_summaries) if fold_summaries else None)
     first = next((e for e in errors if e), None)

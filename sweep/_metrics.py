@@ -156,7 +156,9 @@ def config_metrics(
     relative = bool(benchmark.any())
     path = path_statistics(r, 0 if relative else settings.pbo_blocks)
     excess = np.ascontiguousarray(r - benchmark[np.newaxis, :]) if relative else r
-    excess_path = path_statistics(excess, settings.pbo_blocks) if relative else path
+    excess_path = (  # only its moments and block sums are used
+        path_statistics(excess, settings.pbo_blocks, equity_path=False) if relative else path
+    )
     excess_moments = moments_from_path(excess_path, t)
     cols: dict[str, NDArray[np.generic]] = {
         "n_obs": np.full(n, t, dtype=np.int64),

@@ -90,6 +90,20 @@ def test_path_statistics_equals_its_twin(n: int, t: int, n_blocks: int, seed: in
     np.testing.assert_allclose(got.block_sumsq, want["bq"], rtol=1e-12, atol=1e-15)
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 60), st.integers(0, 6), st.integers(0, 2**32 - 1))
+def test_moments_without_the_equity_path_are_the_same_bits(
+    n: int, t: int, n_blocks: int, seed: int
+) -> None:
+    n_blocks = min(n_blocks, t)
+    x = np.random.default_rng(seed).standard_normal((n, t)) * 0.02
+    full = path_statistics(x, n_blocks)
+    moments = path_statistics(x, n_blocks, equity_path=False)
+    for name in ("mean", "m2", "m3", "m4", "block_sum", "block_sumsq"):
+        np.testing.assert_array_equal(getattr(moments, name), getattr(full, name), err_msg=name)
+    assert np.isnan(moments.total_return).all() and np.isnan(moments.max_drawdown).all()
+
+
 def test_path_statistics_twin_can_fail() -> None:
     x = np.random.default_rng(0).standard_normal((2, 50)) * 0.01
     want = twin_path_statistics(x, 5)
