@@ -108,13 +108,16 @@ class Momentum:
         cost = params["cost"].astype(np.float64)
         for lookback, rows in group_rows(params["lookback"]):
             lb = int(lookback)
-            # Signal at the close of t (t = 0..T-2), NaN (flat) before lb periods exist.
-            signal = np.full((n_ret, n_assets), np.nan)
-            signal[lb:] = log_price[lb:-1] - log_price[: -1 - lb]
-            side = np.sign(np.nan_to_num(signal))
-            strength = np.ascontiguousarray(np.abs(signal).T)  # (A, T): NaN is never > band
-            direction = np.ascontiguousarray(side.T)  # -1.0, 0.0 or 1.0
-            signed_return = np.ascontiguousarray((side * returns_of_assets).T)
+            # Signal at the close of t (t = lb..T-2); before lb periods exist the book is flat:
+            # strength NaN (never > band), direction and signed return 0 (never read).
+            signal = (log_price[lb:-1] - log_price[: -1 - lb]).T  # (A, T - lb)
+            side = np.sign(signal)  # -1.0, 0.0 or 1.0
+            strength = np.full((n_assets, n_ret), np.nan)
+            direction = np.zeros((n_assets, n_ret))
+            signed_return = np.zeros((n_assets, n_ret))
+            np.abs(signal, out=strength[:, lb:])
+            direction[:, lb:] = side
+            np.multiply(side, returns_of_assets[lb:].T, out=signed_return[:, lb:])
             _banded_positions(
                 strength, signed_return, direction, band, cost, rows, returns, turnover, n_trades
             )
