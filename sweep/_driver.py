@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from sweep._auto import choose_executor
 from sweep._environment import environment
 from sweep._planner import PlannerSettings, plan_batches
+from sweep._planning_stream import PlanningStream, small_plan
 from sweep._progress import SweepProgress
 from sweep._record import ExecutorChoice, LockInfo, Plan, Session
 from sweep._results import results_hash
@@ -331,7 +332,12 @@ class _SessionRun:
         return time.perf_counter() - t0
 
     def _stream(self, todo: NDArray[np.int64], bar: SweepProgress) -> None:
-        """Plan on the started executor, then run every remaining batch."""
+        """Plan on the started executor, then run every remaining batch.
+
+        In-process (or with a fixed batch size) the planner's pilots run first and the rest
+        follows in planned batches; on several workers the plan is made while the batches
+        run (:class:`sweep._planning_stream.PlanningStream`), so no worker waits for it.
+        """
 
         def on_pilot(outcome: BatchOutcome) -> float:
             seconds = self.write(outcome)
@@ -340,13 +346,20 @@ class _SessionRun:
 
         settings = self.settings
         t0 = time.perf_counter()
-        self.plan, todo = plan_batches(
-            self.exe, todo, settings.batch_size, on_pilot, settings.planner
-        )
+        if self.exe.workers == 1 or settings.batch_size is not None:
+            self.plan, todo = plan_batches(
+                self.exe, todo, settings.batch_size, on_pilot, settings.planner
+            )
         choice = self._choose(todo)
         if choice.chosen != self.exe.name:  # auto: a local Ray cluster finishes first
-            choice, todo = self._move(choice, todo, on_pilot)
+            choice = self._move(choice)
         self.choice = choice
+        if settings.batch_size is None and self.exe.workers > 1:
+            streamed = small_plan(int(todo.shape[0]), self.exe.workers, settings.planner)
+            if streamed is None:
+                self._run_planning_stream(todo, bar, t0)
+                return
+            self.plan = streamed
         self.plan = replace(self.plan, planning_seconds=time.perf_counter() - t0)
         self._record(plan=self.plan, executor_info=self.exe.describe(), executor_choice=self.choice)
         bar.start_timing()
@@ -354,13 +367,25 @@ class _SessionRun:
             self.write(outcome)
             bar.advance(int(outcome.indices.shape[0]))
 
-    def _move(
-        self,
-        choice: ExecutorChoice,
-        todo: NDArray[np.int64],
-        on_pilot: Callable[[BatchOutcome], float],
-    ) -> tuple[ExecutorChoice, NDArray[np.int64]]:
-        """Move the rest of the sweep to the chosen executor and plan there.
+    def _run_planning_stream(self, todo: NDArray[np.int64], bar: SweepProgress, t0: float) -> None:
+        """Run every batch through a planning stream; record the plan as soon as it is made."""
+
+        def on_plan(plan: Plan) -> None:
+            self.plan = replace(plan, planning_seconds=time.perf_counter() - t0)
+            self._record(plan=self.plan, executor_choice=self.choice)
+            bar.start_timing()
+
+        self._record(executor_info=self.exe.describe(), executor_choice=self.choice)
+        stream = PlanningStream(todo, self.exe.workers, self.settings.planner, on_plan)
+        for outcome in self.exe.run(stream.batches()):
+            seconds = self.write(outcome)
+            bar.advance(int(outcome.indices.shape[0]))
+            stream.observe(outcome, seconds)
+        if stream.plan is None:  # the pilots were the whole sweep
+            stream.finish()
+
+    def _move(self, choice: ExecutorChoice) -> ExecutorChoice:
+        """Move the rest of the sweep to the chosen executor (it plans there as it runs).
 
         If it does not start, the sweep stays in-process and the choice says why.
         """
@@ -371,20 +396,18 @@ class _SessionRun:
         except ExecutionError as exc:
             with contextlib.suppress(Exception):  # best effort: nothing may have started
                 other.close()
-            fallback = replace(
+            return replace(
                 choice,
                 chosen=self.exe.name,
                 reason=f"{choice.reason}; but {other.name} did not start ({exc}), so "
                 f"{self.exe.name} ran the sweep",
             )
-            return fallback, todo
         finally:
             self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
         self.exe.close()
         self.exe = other
         self._record(executor=other.name, executor_choice=choice)
-        self.plan, todo = plan_batches(other, todo, settings.batch_size, on_pilot, settings.planner)
-        return choice, todo
+        return choice
 
     def _choose(self, todo: NDArray[np.int64]) -> ExecutorChoice:
         """The executor for the configs left after planning (see :mod:`sweep._auto`)."""

@@ -139,23 +139,69 @@ def plan_batches(
     for outcome in executor.run([todo[i : i + 1] for i in range(workers)]):
         on_pilot(outcome)
     pilots = _run_pilots(executor, todo, workers, on_pilot)
-    b, fixed = _per_config_cost(pilots.tasks)
-    write_s = float(np.median([r.write_seconds for r in pilots.tasks]))
     # Transport: no-op probes carrying a result of the real size, or the pilots' own round
     # trips beyond their compute (submit to result in hand), whichever is larger.
     probe = executor.measure_overhead(pilots.result_bytes)
     trips = [r.round_trip_overhead_seconds for r in pilots.tasks]
     transport = max(probe, float(np.median(trips)))
+    remaining = todo[pilots.used :]
+    plan = law_plan(
+        pilots.tasks,
+        transport,
+        workers=workers,
+        n_todo=remaining.shape[0],
+        settings=settings,
+        source="auto (amortization law)",
+        probe=probe,
+    )
+    return plan, remaining
+
+
+def law_plan(
+    tasks: list[PilotTask],
+    transport: float,
+    *,
+    workers: int,
+    n_todo: int,
+    settings: PlannerSettings,
+    source: str,
+    probe: float = math.nan,
+) -> Plan:
+    """The plan from timed pilot tasks and a measured transport: ``O``, ``b``, the law, clamps.
+
+    Parameters
+    ----------
+    tasks : list of PilotTask
+        The timed pilots (two sizes or more for a fitted ``b``).
+    transport : float
+        Seconds per task outside the task's compute (round trip, or gap between tasks).
+    workers : int
+        Batches that run at once.
+    n_todo : int
+        Configs left for the planned batches.
+    settings : PlannerSettings
+        Targets.
+    source : str
+        How the plan was made (recorded).
+    probe : float
+        The no-op probe's overhead, when one ran.
+
+    Returns
+    -------
+    Plan
+        The batch size and everything it was chosen from.
+    """
+    b, fixed = _per_config_cost(tasks)
+    write_s = float(np.median([r.write_seconds for r in tasks]))
     if workers == 1:  # in-process: the driver's part write runs in series with the work
         overhead = transport + fixed + write_s
     else:  # the driver writes one part per task while W workers compute: it must keep up
         overhead = max(transport + fixed, workers * write_s)
     law = AmortizationLaw(overhead, b).batch_for_fraction(settings.target_efficiency)
-    remaining = todo[pilots.used :]
-    size, clamps = clamp_batch(law, remaining.shape[0], workers, b, settings)
-    plan = Plan(
+    size, clamps = clamp_batch(law, n_todo, workers, b, settings)
+    return Plan(
         batch_size=size,
-        source="auto (amortization law)",
+        source=source,
         overhead_seconds=overhead,
         transport_seconds=transport,
         probe_seconds=probe,
@@ -166,9 +212,8 @@ def plan_batches(
         law_batch=law,
         clamps=tuple(clamps),
         warmup_configs=workers,
-        pilot=tuple(pilots.tasks),
+        pilot=tuple(tasks),
     )
-    return plan, remaining
 
 
 @dataclass(frozen=True)
@@ -188,7 +233,7 @@ def _run_pilots(
 ) -> _Pilots:
     """Rounds of one pilot batch per worker, x4 larger each round, until long enough.
 
-    They stop when :func:`_long_enough` or at the budget; the first ``workers`` configs of
+    They stop when :func:`pilots_long_enough` or at the budget; the first ``workers`` configs of
     ``todo`` went to the warm-up.
     """
     tasks: list[PilotTask] = []
@@ -210,12 +255,12 @@ def _run_pilots(
                     write_seconds=write_s,
                 )
             )
-        if _long_enough(tasks) or used + 4 * size * workers > budget:
+        if pilots_long_enough(tasks) or used + 4 * size * workers > budget:
             return _Pilots(tasks, used, nbytes)
         size *= 4
 
 
-def _long_enough(tasks: list[PilotTask]) -> bool:
+def pilots_long_enough(tasks: list[PilotTask]) -> bool:
     """Two sizes or more, the longest at least PILOT_MIN_SECONDS and 4 times the shortest."""
     sizes_seen = {r.configs for r in tasks}
     longest = max(r.compute_seconds for r in tasks)

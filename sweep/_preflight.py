@@ -31,6 +31,7 @@ from sweep._auto import decide
 from sweep._evaluate import evaluate_batch
 from sweep._forecast import CostModel, Scaling, WallPrediction, crossover, predict_wall
 from sweep._planner import PlannerSettings, plan_batches
+from sweep._planning_stream import plan_while_running
 from sweep._record import ExecutorChoice, Plan
 from sweep._spec import ResolvedSweep
 from sweep.executors import BatchOutcome, Executor, make_executor
@@ -250,7 +251,10 @@ def measure(
         try:
             started = time.perf_counter() - t0
             t1 = time.perf_counter()
-            plan, _ = plan_batches(exe, todo, None, writer, settings)
+            if exe.workers > 1:  # as a run plans on several workers: while they work
+                plan = plan_while_running(exe, todo, writer, settings)
+            else:
+                plan, _ = plan_batches(exe, todo, None, writer, settings)
             planning = time.perf_counter() - t1
             b, o = plan.per_config_seconds, plan.overhead_seconds
             if not math.isfinite(b):  # too small for pilots: time it whole

@@ -152,7 +152,9 @@ class RayExecutor:
             self._pending[ref] = (indices, time.time())
             return True
 
-        while len(self._pending) < limit and submit():
+        # One task per worker first; the second in flight goes out with the first result,
+        # when a batch source that sizes batches from outcomes has one to go by.
+        while len(self._pending) < self._workers and submit():
             pass
         while self._pending:
             ready, _ = ray.wait(list(self._pending), num_returns=1)
@@ -171,8 +173,12 @@ class RayExecutor:
                     n_configs=int(indices.shape[0]),
                     compute_seconds=result.compute_seconds,
                 )
-                submit()
+                # The driver takes the outcome before the next batch is drawn, so a batch
+                # source that sizes batches from outcomes (the planning stream) sees it; the
+                # worker meanwhile runs its other task in flight.
                 yield BatchOutcome(indices, result, telemetry)
+                while len(self._pending) < limit and submit():
+                    pass
 
     def close(self) -> None:
         """Shut Ray down if this executor started it; else cancel the tasks still in flight.
