@@ -21,7 +21,7 @@ from sweep._planner import PlannerSettings
 from sweep._record import ExecutorChoice, Plan
 
 #: Assumed start-up of a local Ray cluster before the first batch runs: ``ray.init``, the
-#: worker processes, their imports and compiled kernels, and the planner's probes. On the
+#: worker processes, their imports and compiled kernels, and the planner's pilots. On the
 #: 2-core development machine ``ray.init`` alone took 8.4-10.8 s (``bench_plan.py``) and
 #: issue 15 measured the main job at 15.6 s on a fresh local cluster vs about 2.5 s on a warm
 #: one (3.7 s in-process / 1.46-1.60x), i.e. about 13 s of start-up.

@@ -11,6 +11,10 @@ the bottleneck. It
 measures ``b`` from pilot batches of growing sizes (whose results are kept), then clamps
 ``B``: at least ``min_tasks_per_worker`` tasks per worker (load balance, little lost per
 preemption) and at most ``max_task_seconds`` per task.
+
+On several workers the driver plans while they work instead
+(:mod:`sweep._planning_stream`): the same law and clamps (:func:`law_plan`), measured
+without rounds that wait for each other.
 """
 
 from __future__ import annotations

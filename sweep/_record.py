@@ -261,9 +261,11 @@ class PilotTask:
 class Plan:
     """The chosen batch size and everything it was chosen from (a session's ``plan``).
 
-    ``planning_seconds`` is the driver's wall time spent planning (warm-up, pilots whose
-    results are kept, overhead probes; with ``--executor auto`` moving to Ray, both plans
-    and the Ray start).
+    ``planning_seconds`` is the driver's wall time until the plan was made: in-process the
+    warm-up, pilots (results kept) and overhead probe; on several workers the time until
+    the pilots and a provisional batch were back (the workers computed throughout, see
+    :mod:`sweep._planning_stream`); with ``--executor auto`` moving to Ray, both plans and
+    the Ray start.
     """
 
     batch_size: int
