@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import platform
 import subprocess
@@ -44,15 +45,26 @@ def git_commit(path: Path | None = None) -> str | None:
     return commit if proc.returncode == 0 and len(commit) == 40 else None
 
 
-def library_versions() -> dict[str, str | None]:
-    """Python's and each library's installed version (None when not installed)."""
+@functools.cache
+def _installed_versions() -> tuple[tuple[str, str | None], ...]:
+    """The versions, read once per process.
+
+    The libraries a running process uses do not change under it (an upgrade installed
+    meanwhile is not the code it has imported), and reading package metadata costs about
+    35 ms, paid by every driver session otherwise.
+    """
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in LIBRARIES:
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             out[name] = None
-    return out
+    return tuple(out.items())
+
+
+def library_versions() -> dict[str, str | None]:
+    """Python's and each library's installed version (None when not installed)."""
+    return dict(_installed_versions())
 
 
 def environment() -> dict[str, Any]:
