@@ -27,34 +27,23 @@ def _span(row, following, lo, hi, mu, equity_path, acc):  # type: ignore[no-unty
     along with this row's moments instead of costing a pass of its own.
     """
     a2, a3, a4, equity, peak, worst, bs, bq, s = acc
-    if equity_path:
-        for k in range(lo, hi):
-            v = row[k]
-            d = v - mu
-            d2 = d * d
-            a2 += d2
-            a3 += d2 * d
-            a4 += d2 * d2
-            bs += v
-            bq += v * v
-            s += following[k]
+    for k in range(lo, hi):
+        v = row[k]
+        d = v - mu
+        d2 = d * d
+        a2 += d2
+        a3 += d2 * d
+        a4 += d2 * d2
+        bs += v
+        bq += v * v
+        s += following[k]
+        if equity_path:  # loop-invariant: compiled as two loops, one without the chain
             equity *= 1.0 + v
             if equity > peak:
                 peak = equity
             fall = 1.0 - equity / peak
             if fall > worst:
                 worst = fall
-    else:  # the moments alone: no compounding chain to wait on
-        for k in range(lo, hi):
-            v = row[k]
-            d = v - mu
-            d2 = d * d
-            a2 += d2
-            a3 += d2 * d
-            a4 += d2 * d2
-            bs += v
-            bq += v * v
-            s += following[k]
     return a2, a3, a4, equity, peak, worst, bs, bq, s
 
 
