@@ -11,10 +11,11 @@ import pytest
 from sweep import PlannerSettings, resolve, results_hash, run_sweep, spec_from_dict
 from sweep._evaluate import BatchResult
 from sweep._planner import PILOT_FIRST, clamp_batch
-from sweep._planning_stream import PlanningStream, between_tasks
+from sweep._planning_stream import PlanningStream, between_tasks, plan_while_running
 from sweep._record import TaskTelemetry
 from sweep._store import RunStore
 from sweep.executors import BatchOutcome
+from sweep.executors._ray import RayExecutor
 from tests.helpers import small_spec_dict
 
 SETTINGS = PlannerSettings()
@@ -128,3 +129,44 @@ def test_a_ray_run_plans_while_running_and_gives_the_in_process_table(ray_local,
     tel = RunStore(tmp_path / "ray").read_telemetry().to_pandas().sort_values("start_time")
     assert tel.groupby("worker")["n_configs"].first().tolist() == [PILOT_FIRST] * 2
     assert int(tel["n_configs"].sum()) == len(sweep.grid)
+
+
+def test_a_sweep_that_ends_with_a_pilot_out_plans_from_what_came_back():
+    stream = PlanningStream(np.arange(300, dtype=np.int64), 2, SETTINGS, lambda plan: None)
+    handed = list(stream.batches())
+    stream.observe(outcome(handed[0], "w1", 0.0, 0.002), 0.01)  # w1's cold pilot
+    stream.observe(outcome(handed[2], "w1", 0.1, 0.001), 0.01)  # warm; w2's pilot still out
+    assert stream.plan is None
+    stream.finish()
+    assert stream.plan is not None
+    assert stream.plan.source == "auto (amortization law, planned while running)"
+    assert stream.plan.per_config_seconds == pytest.approx(0.001)
+
+
+def test_sweep_plan_on_ray_stops_at_the_plan(ray_local):
+    sweep = resolve(
+        spec_from_dict(
+            small_spec_dict(
+                grid={"lookback": {"start": 5, "stop": 605}, "band": [0.0, 0.01]},
+                data={"source": "synthetic", "years": 4},
+            )
+        )
+    )
+    executor = RayExecutor()
+    executor.start(sweep)
+    written: list[int] = []
+
+    def write(done: BatchOutcome) -> float:
+        written.append(int(done.indices.shape[0]))
+        return 0.0
+
+    try:
+        todo = np.arange(len(sweep.grid), dtype=np.int64)
+        plan = plan_while_running(executor, todo, write, SETTINGS)
+        small = plan_while_running(executor, todo[:100], write, SETTINGS)
+    finally:
+        executor.close()
+    assert plan.source == "auto (amortization law, planned while running)"
+    assert plan.per_config_seconds > 0 and plan.batch_size >= 1
+    assert sum(written) < len(sweep.grid)  # it stopped once the plan was made
+    assert small.source == "small sweep (no pilot)"
