@@ -13,7 +13,8 @@ worker slot frees:
    binds, so they are about the planned size; ``4 * PILOT_FIRST`` before anything is back);
 3. once every pilot and a warm provisional batch are back: :func:`sweep._planner.law_plan`
    through the warm tasks (``b`` measured at about the planned size; with one size the
-   fixed in-task cost is not separated from it), and the planned size from then on.
+   fixed in-task cost is not separated from it), and the planned size from then on, the
+   last ``workers`` batches splitting what is left evenly.
 
 Every task before the plan is one more per-task overhead than a run whose batch size was
 given; with the barriers gone that is all planning costs (``benchmarks/bench_plan.py``
@@ -77,6 +78,7 @@ class PlanningStream:
         self._pilot_sizes = [PILOT_FIRST] * workers  # each worker's first, cold task
         self._kinds: dict[int, str] = {}  # first grid position of a pre-plan batch -> kind
         self._pilots_out = 0  # pilot batches handed out, not yet back
+        self._tail_size = 0  # the last batches' size, once set
         self._provisional_back = False  # a warm provisional batch is back
         self._workers_seen: set[tuple[str, str]] = set()
         self._cold_configs = 0
@@ -97,11 +99,25 @@ class PlanningStream:
     def _next(self) -> tuple[str, int]:
         """The kind ("" once planned) and size of the next batch."""
         if self.plan is not None:
-            return "", self.plan.batch_size
+            return "", self._planned_size()
         if self._pilot_sizes:
             self._pilots_out += 1
             return PILOT, self._pilot_sizes.pop(0)
         return PROVISIONAL, self._provisional_size()
+
+    def _planned_size(self) -> int:
+        """The plan's batch; the last ``workers`` batches share what is left evenly.
+
+        Pilots and provisional batches shift where the planned batches end, so the last
+        one could be short while another worker still runs a full one: once less than a
+        batch per worker is left, the rest is split into ``workers`` equal batches.
+        """
+        assert self.plan is not None
+        size = self.plan.batch_size
+        left = int(self.todo.shape[0]) - self.taken
+        if self._tail_size == 0 and left < self.workers * size:
+            self._tail_size = max(1, -(-left // self.workers))
+        return self._tail_size or size
 
     def _provisional_size(self) -> int:
         """The clamps' batch with ``b`` as the timed tasks bound it; a pilot size before.

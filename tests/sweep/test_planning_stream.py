@@ -97,7 +97,12 @@ def test_schedule_pilots_then_provisional_then_planned():
     stream.observe(outcome(provisional, "w2", 0.2, b), 0.01)  # after the plan: not taken
     assert plans == [plan] and stream.plan.pilot == plan.pilot
     rest = list(batches)
-    assert {r.shape[0] for r in rest[:-1]} == {plan.batch_size}
+    sizes = [r.shape[0] for r in rest]
+    left = 10_000 - sum(h.shape[0] for h in handed)
+    full = left // 1250 - 1  # planned batches until less than one per worker is left
+    assert sizes[:full] == [1250] * full
+    tail = sizes[full:]  # what is left, split evenly over the two workers
+    assert len(tail) == 2 and max(tail) - min(tail) <= 1 and max(tail) < 1250
     # every config handed out exactly once, in order
     np.testing.assert_array_equal(np.concatenate(handed + rest), todo)
 
