@@ -52,6 +52,46 @@ def telemetry_shares(run_dir: str, workers: int, wall: float) -> dict:
     }
 
 
+def compare_with_tune(sweep, doc: dict, tmp: str, t_auto: float) -> dict:
+    """Ray Tune ``grid_search`` over a 40-config slice vs raysweep on it (skipped without
+    ``ray[tune]``, which raysweep does not depend on)."""
+    try:
+        from ray import tune
+    except ImportError as exc:
+        return {"skipped": f"{exc} (pip install 'ray[tune]' to compare)"}
+
+    doc["grid"] = {"lookback": {"start": 20, "stop": 24}, "band": {"linspace": [0.0, 0.02, 10]}}
+    tiny = resolve(spec_from_dict(doc), sweep.panel)
+    _mine, t_mine = timed_run(tiny, f"{tmp}/ray-tiny", executor="ray")
+
+    def trainable(config, sweep_obj):
+        idx = int(config["index"])
+        table = evaluate_batch(sweep_obj, np.array([idx])).table
+        return {"sharpe": float(table.column("sharpe")[0].as_py()), "index": idx}
+
+    t0 = time.perf_counter()
+    tuner = tune.Tuner(
+        tune.with_parameters(trainable, sweep_obj=tiny),
+        param_space={"index": tune.grid_search(list(range(len(tiny.grid))))},
+        run_config=tune.RunConfig(storage_path=f"{tmp}/tune", verbose=0),
+    )
+    grid = tuner.fit()
+    t_tune = time.perf_counter() - t0
+    tune_sharpe = {r.metrics["index"]: r.metrics["sharpe"] for r in grid}
+    frame = load_results(f"{tmp}/ray-tiny").set_index("grid_index")
+    agree = all(
+        np.isclose(frame.loc[i, "sharpe"], s, rtol=0, atol=0) for i, s in tune_sharpe.items()
+    )
+    return {
+        "configs": len(tiny.grid),
+        "tune_seconds": t_tune,
+        "raysweep_seconds": t_mine,
+        "wall_ratio_tune_over_raysweep": t_tune / t_mine,
+        "per_config_ratio_vs_full_grid_run": (t_tune / len(tiny.grid)) / (t_auto / len(sweep.grid)),
+        "results_agree_exactly": bool(agree),
+    }
+
+
 def main() -> None:
     tmp = tempfile.mkdtemp(prefix="bench-ray-")
     token = Path(tmp) / "token"
@@ -113,38 +153,7 @@ def main() -> None:
         "note": "one task per config also writes one part per config (fsync each)",
     }
 
-    from ray import tune
-
-    doc["grid"] = {"lookback": {"start": 20, "stop": 24}, "band": {"linspace": [0.0, 0.02, 10]}}
-    tiny = resolve(spec_from_dict(doc), sweep.panel)
-    _mine, t_mine = timed_run(tiny, f"{tmp}/ray-tiny", executor="ray")
-
-    def trainable(config, sweep_obj):
-        idx = int(config["index"])
-        table = evaluate_batch(sweep_obj, np.array([idx])).table
-        return {"sharpe": float(table.column("sharpe")[0].as_py()), "index": idx}
-
-    t0 = time.perf_counter()
-    tuner = tune.Tuner(
-        tune.with_parameters(trainable, sweep_obj=tiny),
-        param_space={"index": tune.grid_search(list(range(len(tiny.grid))))},
-        run_config=tune.RunConfig(storage_path=f"{tmp}/tune", verbose=0),
-    )
-    grid = tuner.fit()
-    t_tune = time.perf_counter() - t0
-    tune_sharpe = {r.metrics["index"]: r.metrics["sharpe"] for r in grid}
-    frame = load_results(f"{tmp}/ray-tiny").set_index("grid_index")
-    agree = all(
-        np.isclose(frame.loc[i, "sharpe"], s, rtol=0, atol=0) for i, s in tune_sharpe.items()
-    )
-    out["ray_tune"] = {
-        "configs": len(tiny.grid),
-        "tune_seconds": t_tune,
-        "raysweep_seconds": t_mine,
-        "wall_ratio_tune_over_raysweep": t_tune / t_mine,
-        "per_config_ratio_vs_full_grid_run": (t_tune / len(tiny.grid)) / (t_auto / len(sweep.grid)),
-        "results_agree_exactly": bool(agree),
-    }
+    out["ray_tune"] = compare_with_tune(sweep, doc, tmp, t_auto)
     ray.shutdown()
     print(json.dumps(out, indent=2, default=str))
 
