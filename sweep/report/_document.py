@@ -707,7 +707,7 @@ def _choice_text(p: PlannerRow) -> tuple[str, str]:
     if c.assumptions:
         text += "; assumed: " + "; ".join(c.assumptions)
     if p.planning_seconds is not None and math.isfinite(p.planning_seconds):
-        text += f"; planning took {seconds(p.planning_seconds)}"
+        text += f"; the plan was made {seconds(p.planning_seconds)} into the session"
     return (f"session {p.session} executor", text)
 
 

@@ -419,9 +419,13 @@ def test_the_driver_node_is_stopped_by_a_cleanup_without_psutil(cluster, tmp_pat
 
 
 @pytest.mark.timeout(120)
-def test_stop_driver_sigterms_the_driver_of_its_run_dir_only(local_run, ray_env, tmp_path):
+@pytest.mark.parametrize("retry", ["0.5", "0"])  # "0": the stop lands in an attempt, not a sleep
+def test_stop_driver_sigterms_the_driver_of_its_run_dir_only(local_run, ray_env, tmp_path, retry):
     """KubeRay's preStop hook: `entrypoint stop-driver` stops `entrypoint driver` (here one that
-    waits for a foreign lock, no Ray needed) of its RUN_DIR, and leaves another run's alone."""
+    waits for a foreign lock, no Ray needed) of its RUN_DIR, and leaves another run's alone.
+
+    Stopped while it retries the locked folder, the driver exits 143 whether the SIGTERM finds
+    it sleeping between attempts or inside one (sweep starting up, handed SIGINT: 130)."""
     drivers = []
     for name in ("run", "other"):
         run_dir = tmp_path / name
@@ -436,7 +440,7 @@ def test_stop_driver_sigterms_the_driver_of_its_run_dir_only(local_run, ray_env,
             "RAY_ADDRESS": "auto",
             "SWEEP_MIN_CPUS": "0",
             "SWEEP_LOCK_WAIT": "90",
-            "SWEEP_LOCK_RETRY": "0.5",
+            "SWEEP_LOCK_RETRY": retry,
         }
         log = tmp_path / f"{name}.log"
         with log.open("wb") as out:
@@ -447,7 +451,7 @@ def test_stop_driver_sigterms_the_driver_of_its_run_dir_only(local_run, ray_env,
         drivers.append((proc, env))
     try:
         for proc, _ in drivers:
-            wait_for("a retry", lambda p=proc: "retrying in 0.5s" in output(p), 60, proc)
+            wait_for("a retry", lambda p=proc: f"retrying in {retry}s" in output(p), 60, proc)
         (driver, env), (other, _) = drivers
         stop = subprocess.run(
             [str(ENTRYPOINT), "stop-driver"], env=env, capture_output=True, text=True, timeout=60
