@@ -20,18 +20,32 @@ def main() -> None:
 
         ensure_numba_cache()
         from sweep._cli import main as cli_main
-    except KeyboardInterrupt as exc:
-        raise SystemExit(_stopped_while_starting(exc)) from None
+    except (KeyboardInterrupt, ImportError) as exc:  # ImportError: an interrupted C extension
+        interrupt = _interrupt_behind(exc)
+        if interrupt is None:
+            raise
+        raise SystemExit(_stopped_while_starting(interrupt)) from None
     cli_main()
+
+
+def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM behind ``exc`` (see :func:`sweep._signals.interrupt_behind`)."""
+    finder = getattr(sys.modules.get("sweep._signals"), "interrupt_behind", None)
+    if finder is not None:  # not while sweep._signals itself is half imported
+        found: KeyboardInterrupt | None = finder(exc)
+        return found
+    return exc if isinstance(exc, KeyboardInterrupt) else None
 
 
 def _stopped_while_starting(exc: KeyboardInterrupt) -> int:
     """Say in one line that start-up was interrupted; return the exit code (130 or 143)."""
     signals = sys.modules.get("sweep._signals")
-    terminated = signals is not None and isinstance(exc, signals.Terminated)
+    terminated_type = getattr(signals, "Terminated", None)
+    terminated = terminated_type is not None and isinstance(exc, terminated_type)
     what = "terminated (SIGTERM)" if terminated else "interrupted"
     sys.stderr.write(f"{what}: sweep stopped while starting\n")
-    return int(signals.exit_code(exc)) if signals is not None else 130
+    code = getattr(signals, "exit_code", None)
+    return int(code(exc)) if code is not None else 130  # 130: not even _signals loaded
 
 
 if __name__ == "__main__":

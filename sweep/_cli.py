@@ -70,8 +70,11 @@ def _interruptible(func: Callable[P, R]) -> Callable[P, R]:
     def command(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
-        except KeyboardInterrupt as exc:
-            raise _interrupted(exc, f"sweep {func.__name__} stopped") from None
+        except (KeyboardInterrupt, ImportError) as exc:  # ImportError: see interrupt_behind
+            interrupt = _signals.interrupt_behind(exc)
+            if interrupt is None:
+                raise
+            raise _interrupted(interrupt, f"sweep {func.__name__} stopped") from None
 
     return command
 
@@ -873,3 +876,8 @@ def main() -> None:
         app()
     except USER_ERRORS as exc:
         raise SystemExit(_fail(exc, exit_code(exc)).exit_code) from None
+    except ImportError as exc:  # a Ctrl-C that landed in a C extension's initialisation
+        interrupt = _signals.interrupt_behind(exc)
+        if interrupt is None:
+            raise
+        raise SystemExit(_interrupted(interrupt, "sweep stopped").exit_code) from None

@@ -37,6 +37,23 @@ def exit_code(exc: KeyboardInterrupt) -> int:
     return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
 
 
+def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM behind ``exc``, if one caused it; else None.
+
+    A Ctrl-C that lands while a C extension module initialises surfaces as
+    ``ImportError: initialization failed``, caused by the KeyboardInterrupt: it is still the
+    user stopping the program, not a broken install.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def install() -> bool:
     """Make SIGTERM raise :class:`Terminated` (main thread only); return whether it did."""
     if threading.current_thread() is not threading.main_thread():

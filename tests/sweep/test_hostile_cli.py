@@ -553,3 +553,25 @@ def test_cli_runs_with_read_only_package_and_home(tmp_path):
         pytest.skip(f"cannot make read-only bind mounts here: {proc.stderr[-300:]}")
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert "table hash:" in proc.stdout
+
+
+def test_an_import_failed_by_a_ctrl_c_counts_as_the_ctrl_c():
+    """A Ctrl-C inside a C extension's initialisation surfaces as ImportError("initialization
+    failed") caused by the KeyboardInterrupt: the CLI reports it as the interrupt it is."""
+    from sweep._signals import Terminated, interrupt_behind
+
+    ctrl_c = KeyboardInterrupt()
+    try:
+        try:
+            raise ctrl_c
+        except KeyboardInterrupt as exc:
+            raise ImportError("initialization failed") from exc
+    except ImportError as failed:
+        assert interrupt_behind(failed) is ctrl_c
+    stop = Terminated()
+    assert interrupt_behind(stop) is stop
+    assert interrupt_behind(ImportError("no module named x")) is None
+    looped = ImportError("a")
+    looped.__context__ = ValueError("b")
+    looped.__context__.__context__ = looped  # a cycle ends the walk
+    assert interrupt_behind(looped) is None
