@@ -21,8 +21,8 @@ from numpy.typing import NDArray
 
 from sweep._auto import choose_executor
 from sweep._environment import environment
-from sweep._planner import PlannerSettings, plan_batches
-from sweep._planning_stream import PlanningStream, small_plan
+from sweep._planner import PlannerSettings, plan_batches, small_plan
+from sweep._planning_stream import PlanningStream
 from sweep._progress import SweepProgress
 from sweep._record import ExecutorChoice, LockInfo, Plan, Session
 from sweep._results import results_hash

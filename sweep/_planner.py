@@ -101,6 +101,14 @@ def clamp_batch(
     return batch, clamps
 
 
+def small_plan(n_todo: int, workers: int, settings: PlannerSettings) -> Plan | None:
+    """The plan of a sweep too small for pilots (both planners use it)."""
+    if n_todo >= 8 * PILOT_FIRST:
+        return None
+    size, clamps = clamp_batch(math.inf, n_todo, workers, 0.0, settings)
+    return Plan(batch_size=size, source="small sweep (no pilot)", clamps=tuple(clamps))
+
+
 def plan_batches(
     executor: Executor,
     todo: NDArray[np.int64],
@@ -134,10 +142,9 @@ def plan_batches(
     workers = executor.workers
     if requested is not None:
         return Plan(batch_size=requested, source="fixed (--batch-size)"), todo
-    n_todo = todo.shape[0]
-    if n_todo < 8 * PILOT_FIRST:
-        size, clamps = clamp_batch(math.inf, n_todo, workers, 0.0, settings)
-        return Plan(batch_size=size, source="small sweep (no pilot)", clamps=tuple(clamps)), todo
+    small = small_plan(int(todo.shape[0]), workers, settings)
+    if small is not None:
+        return small, todo
     # Warm-up: one single-config task per worker, at once, so every worker has imported the
     # strategy and loaded its compiled kernels before anything is timed (results are kept).
     for outcome in executor.run([todo[i : i + 1] for i in range(workers)]):

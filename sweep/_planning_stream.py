@@ -38,7 +38,7 @@ from itertools import pairwise
 import numpy as np
 from numpy.typing import NDArray
 
-from sweep._planner import PILOT_FIRST, PlannerSettings, clamp_batch, law_plan
+from sweep._planner import PILOT_FIRST, PlannerSettings, clamp_batch, law_plan, small_plan
 from sweep._record import PilotTask, Plan, TaskTelemetry
 from sweep.executors._base import BatchOutcome, Executor
 
@@ -223,14 +223,6 @@ def between_tasks(timings: list[TaskTelemetry]) -> float:
         return max(0.0, float(np.median(gaps)))
     trips = [t.round_trip_overhead for t in timings]
     return max(0.0, float(np.median(trips))) if trips else 0.0
-
-
-def small_plan(n_todo: int, workers: int, settings: PlannerSettings) -> Plan | None:
-    """The plan of a sweep too small for pilots (as :func:`sweep._planner.plan_batches`)."""
-    if n_todo >= 8 * PILOT_FIRST:
-        return None
-    size, clamps = clamp_batch(math.inf, n_todo, workers, 0.0, settings)
-    return Plan(batch_size=size, source="small sweep (no pilot)", clamps=tuple(clamps))
 
 
 def plan_while_running(
