@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from sweep import config_ids, evaluate_batch, load_spec, resolve, spec_from_dict
-from sweep._identity import _encoded, _encoder
+from sweep.spec._config_identity import _encoded, _encoder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

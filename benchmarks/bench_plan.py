@@ -14,7 +14,7 @@ Printed:
 - the cost of planning: the planned Ray run's wall time minus the given-size one's, and its
   share of the planned run (goal <= 3%), with when the plan was made;
 - the start-up of a fresh local cluster (``ray.init`` to ready), measured once;
-- ``sweep plan``'s predictions (:func:`sweep._preflight.plan_sweep`, in-process and Ray)
+- ``sweep plan``'s predictions (:func:`sweep.plan._preflight.plan_sweep`, in-process and Ray)
   next to the measured wall times;
 - where the CPU went during the best Ray run (psutil: the two workers, the driver, Ray's
   own processes) and the speedup that leaves possible on this machine's cores: the
@@ -42,7 +42,7 @@ from pathlib import Path
 import psutil
 
 from sweep import load_spec, resolve, run_sweep, spec_from_dict
-from sweep._store import RunStore
+from sweep.store._run_store import RunStore
 
 SPEC = Path(__file__).resolve().parents[1] / "examples" / "momentum.toml"
 
@@ -174,7 +174,7 @@ def main() -> None:
     os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token), RAY_TMPDIR=tmp)
     import ray
 
-    from sweep._preflight import plan_sweep
+    from sweep.plan._preflight import plan_sweep
 
     sweep = resolve(load_spec(SPEC))
     if args.bands != 100:

@@ -5,7 +5,7 @@ The position function is the SMA crossover as a user would write it for one conf
 ``strategies.position_strategy`` and booked by the shared accounting. The batch kernel is
 ``SmaCross`` (vectorised over configs, SMAs shared per window). Both run on the S&P 500 series
 that arch ships, over the same (fast, slow) grid with fast < slow and 10 bps of fees, fed in
-sub-batches of 64 configs as ``sweep._evaluate.SUB_BATCH`` does. Timed: ``evaluate`` alone
+sub-batches of 64 configs as ``sweep.engine._evaluate.SUB_BATCH`` does. Timed: ``evaluate`` alone
 (the strategy's own cost) and ``sweep.evaluate_batch`` (strategy plus every metric: what a
 sweep pays per config). A warm-up call first (numba compilation excluded); medians of
 ``--repeat`` runs, the two sides alternated in one process.
@@ -27,7 +27,7 @@ import numpy as np
 from strategies import Param, position_strategy
 from strategies.sma_cross import SmaCross
 from sweep import evaluate_batch, make_panel, panel_fingerprint, resolve, spec_from_dict
-from sweep._spec import ResolvedSweep, _full_grid
+from sweep.spec._resolve import ResolvedSweep, _full_grid
 
 SUB_BATCH = 64
 

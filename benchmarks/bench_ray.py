@@ -29,8 +29,8 @@ import numpy as np
 
 from stats import AmortizationLaw
 from sweep import load_results, load_spec, resolve, run_sweep, spec_from_dict
-from sweep._evaluate import evaluate_batch
-from sweep._store import RunStore
+from sweep.engine._evaluate import evaluate_batch
+from sweep.store._run_store import RunStore
 
 SPEC = Path(__file__).resolve().parents[1] / "examples" / "momentum.toml"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from sweep._jsonable import dumps
+from sweep.common._jsonable import dumps
 from sweep.report import ReportOptions, build_report
 
 

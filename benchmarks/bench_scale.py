@@ -48,7 +48,7 @@ print(json.dumps({"configs": total, "done": summary.done, "seconds": time.perf_c
 PLAN = r"""
 import json, resource, sys, time
 import numpy as np
-from sweep._store import RunStore
+from sweep.store._run_store import RunStore
 store = RunStore(sys.argv[1])
 t0 = time.perf_counter()
 checks = store.verify_parts()

@@ -8,7 +8,7 @@ configs, as ``examples/sma_cross.toml``), fees 0.001 of traded value.
   ``ma_crossed_above`` / ``ma_crossed_below``, ``Portfolio.from_signals(..., fees=0.001,
   freq="1D")``, then ``total_return()``, ``sharpe_ratio()`` and ``max_drawdown()``.
 - raysweep: ``SmaCross.evaluate`` in sub-batches of 64 configs (as the engine's
-  ``sweep._evaluate.SUB_BATCH`` feeds a kernel), then ``stats.path_statistics`` (the
+  ``sweep.engine._evaluate.SUB_BATCH`` feeds a kernel), then ``stats.path_statistics`` (the
   engine's one-pass kernel: total return, max drawdown, moments -> Sharpe).
 
 Each side runs once to warm up (numba compilation excluded), then the two are timed
@@ -29,7 +29,7 @@ import pandas as pd
 
 from stats import path_statistics
 from strategies.sma_cross import SmaCross
-from sweep._data import Panel, make_panel
+from sweep.data._panels import Panel, make_panel
 
 FEES = 0.001
 SUB_BATCH = 64

@@ -31,7 +31,6 @@ from stats._effective_trials import (
     effective_number_of_trials,
     trials_from_mean_sq_correlation,
 )
-from stats._errors import StatsInputError
 from stats._folds import (
     Fold,
     FoldPlan,
@@ -73,6 +72,7 @@ from stats._sharpe_inference import (
     minimum_backtest_length,
     probabilistic_sharpe_ratio,
 )
+from stats._stats_errors import StatsInputError
 from stats._usl import (
     USLFit,
     fit_usl,

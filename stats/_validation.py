@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from stats._errors import StatsInputError
+from stats._stats_errors import StatsInputError
 
 FloatArray = NDArray[np.float64]
 

@@ -12,7 +12,6 @@ from strategies._accounting import (
     account,
     asset_returns,
 )
-from strategies._errors import StrategyError, close_matches
 from strategies._lookahead import LookaheadReport, check_lookahead
 from strategies._panel import Panel, panel_fingerprint
 from strategies._position import PositionStrategy, position_strategy
@@ -24,6 +23,7 @@ from strategies._registry import (
     require_import_path,
     strategy_import_path,
 )
+from strategies._strategy_errors import StrategyError, close_matches
 
 __all__ = [
     "BUILTINS",

@@ -13,9 +13,9 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from strategies._errors import StrategyError
 from strategies._panel import Panel
 from strategies._protocol import Param
+from strategies._strategy_errors import StrategyError
 
 #: One basis point as a fraction.
 BPS = 1e-4

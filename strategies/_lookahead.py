@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from strategies._errors import StrategyError
 from strategies._panel import Panel
 from strategies._position import PositionStrategy, describe_config
 from strategies._protocol import Strategy
+from strategies._strategy_errors import StrategyError
 
 #: Default number of cut dates.
 DEFAULT_CUTS = 8

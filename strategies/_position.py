@@ -21,9 +21,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from strategies._accounting import COST_NAMES, COST_PARAMS, Book, account, costs_of
-from strategies._errors import StrategyError, close_matches
 from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput
+from strategies._strategy_errors import StrategyError, close_matches
 
 #: What the function's prices argument is.
 Inputs = Literal["numpy", "pandas"]

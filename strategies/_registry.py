@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib
 
-from strategies._errors import StrategyError, close_matches
 from strategies._position import import_path_of
 from strategies._protocol import Strategy
+from strategies._strategy_errors import StrategyError, close_matches
 
 #: Built-in strategies: name -> import path of the class.
 BUILTINS: dict[str, str] = {

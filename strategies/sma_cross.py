@@ -10,9 +10,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from strategies._accounting import refuse_listings
-from strategies._errors import StrategyError
 from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows
+from strategies._strategy_errors import StrategyError
 
 
 def simple_moving_average(prices: NDArray[np.float64], window: int) -> NDArray[np.float64]:

@@ -2,8 +2,8 @@
 
 Imports run one way: ``sweep`` uses ``strategies`` and ``stats``, which never import it.
 Public names are still imported lazily (PEP 562), for start-up: the ``sweep`` console
-script imports ``sweep._signals`` and ``sweep._numba_cache`` first, to turn SIGTERM into a
-clean exit and to give numba a writable cache folder BEFORE numba loads. An eager
+script imports ``sweep.common._signals`` and ``sweep.common._numba_cache`` first, to turn
+SIGTERM into a clean exit and to give numba a writable cache folder BEFORE numba loads. An eager
 ``__init__`` would load the whole engine (numba, pandas, pyarrow, pydantic: about 1.6 s)
 before either could happen; ``import sweep.errors`` takes 0.03 s.
 """
@@ -14,51 +14,51 @@ import typing
 from sweep._version import ENGINE_VERSION
 
 _LAZY: dict[str, str] = {
-    "Axis": "sweep._grid",
-    "BatchPlan": "sweep._planner",
-    "BatchResult": "sweep._evaluate",
-    "ExecutorChoice": "sweep._record",
-    "Grid": "sweep._grid",
-    "MetricOptions": "sweep._spec",
-    "Panel": "sweep._data",
-    "PlannerSettings": "sweep._planner",
-    "ResolvedSweep": "sweep._spec",
-    "RunSummary": "sweep._driver",
+    "Axis": "sweep.spec._grid",
+    "BatchPlan": "sweep.plan._planner",
+    "BatchResult": "sweep.engine._evaluate",
+    "ExecutorChoice": "sweep.store._record",
+    "Grid": "sweep.spec._grid",
+    "MetricOptions": "sweep.spec._models",
+    "Panel": "sweep.data._panels",
+    "PlannerSettings": "sweep.plan._planner",
+    "ResolvedSweep": "sweep.spec._resolve",
+    "RunSummary": "sweep.run._driver",
     "SweepError": "sweep.errors",
-    "SweepPlan": "sweep._preflight",
+    "SweepPlan": "sweep.plan._preflight",
     "SweepResult": "sweep._api",
-    "SweepSpec": "sweep._spec",
-    "check_strategy": "sweep._check_strategy",
-    "config_id": "sweep._identity",
-    "config_ids": "sweep._identity",
-    "config_seed": "sweep._identity",
-    "config_stream": "sweep._identity",
-    "evaluate_batch": "sweep._evaluate",
-    "load_panel": "sweep._data",
-    "load_results": "sweep._results",
-    "fold_table": "sweep._out_of_sample",
-    "load_spec": "sweep._spec",
-    "make_panel": "sweep._data",
-    "panel_fingerprint": "sweep._data",
-    "panel_from_frame": "sweep._data",
-    "plan_sweep": "sweep._preflight",
+    "SweepSpec": "sweep.spec._models",
+    "check_strategy": "sweep.cli._check_strategy",
+    "config_id": "sweep.spec._config_identity",
+    "config_ids": "sweep.spec._config_identity",
+    "config_seed": "sweep.spec._config_identity",
+    "config_stream": "sweep.spec._config_identity",
+    "evaluate_batch": "sweep.engine._evaluate",
+    "load_panel": "sweep.data._panels",
+    "load_results": "sweep.store._results",
+    "fold_table": "sweep.report._oos_selection",
+    "load_spec": "sweep.spec._models",
+    "make_panel": "sweep.data._panels",
+    "panel_fingerprint": "sweep.data._panels",
+    "panel_from_frame": "sweep.data._panels",
+    "plan_sweep": "sweep.plan._preflight",
     "python_grid": "sweep._api",
     "report_run": "sweep._api",
     "resume": "sweep._api",
     "run": "sweep._api",
-    "resolve": "sweep._spec",
-    "results_hash": "sweep._results",
-    "results_schema": "sweep._evaluate",
-    "results_table": "sweep._results",
-    "run_sweep": "sweep._driver",
-    "spec_from_dict": "sweep._spec",
-    "synthetic_panel": "sweep._data",
-    "table_hash": "sweep._table_hash",
+    "resolve": "sweep.spec._resolve",
+    "results_hash": "sweep.store._results",
+    "results_schema": "sweep.engine._evaluate",
+    "results_table": "sweep.store._results",
+    "run_sweep": "sweep.run._driver",
+    "spec_from_dict": "sweep.spec._models",
+    "synthetic_panel": "sweep.data._panels",
+    "table_hash": "sweep.store._table_hash",
 }
 
 if typing.TYPE_CHECKING:
     from sweep._api import SweepResult, python_grid, report_run, resume, run
-    from sweep._data import (
+    from sweep.data._panels import (
         Panel,
         load_panel,
         make_panel,
@@ -66,25 +66,19 @@ if typing.TYPE_CHECKING:
         panel_from_frame,
         synthetic_panel,
     )
-    from sweep._driver import RunSummary, run_sweep
-    from sweep._evaluate import BatchResult, evaluate_batch, results_schema
-    from sweep._grid import Axis, Grid
-    from sweep._identity import config_id, config_ids, config_seed, config_stream
-    from sweep._out_of_sample import fold_table
-    from sweep._planner import BatchPlan, PlannerSettings
-    from sweep._preflight import SweepPlan, plan_sweep
-    from sweep._record import ExecutorChoice
-    from sweep._results import load_results, results_hash, results_table
-    from sweep._spec import (
-        MetricOptions,
-        ResolvedSweep,
-        SweepSpec,
-        load_spec,
-        resolve,
-        spec_from_dict,
-    )
-    from sweep._table_hash import table_hash
+    from sweep.engine._evaluate import BatchResult, evaluate_batch, results_schema
     from sweep.errors import SweepError
+    from sweep.plan._planner import BatchPlan, PlannerSettings
+    from sweep.plan._preflight import SweepPlan, plan_sweep
+    from sweep.report._oos_selection import fold_table
+    from sweep.run._driver import RunSummary, run_sweep
+    from sweep.spec._config_identity import config_id, config_ids, config_seed, config_stream
+    from sweep.spec._grid import Axis, Grid
+    from sweep.spec._models import MetricOptions, SweepSpec, load_spec, spec_from_dict
+    from sweep.spec._resolve import ResolvedSweep, resolve
+    from sweep.store._record import ExecutorChoice
+    from sweep.store._results import load_results, results_hash, results_table
+    from sweep.store._table_hash import table_hash
 
 __version__ = ENGINE_VERSION
 

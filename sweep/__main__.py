@@ -11,15 +11,15 @@ import sys
 
 
 def main() -> None:
-    """Start the CLI (:func:`sweep._cli.main`), stopping cleanly if interrupted while loading."""
+    """Start the CLI (:func:`sweep.cli._app.main`), stopping cleanly if interrupted loading."""
     try:
-        from sweep import _signals  # itself inside the guard: it imports threading
+        from sweep.common import _signals  # itself inside the guard: it imports threading
 
         _signals.install()
-        from sweep._numba_cache import ensure_numba_cache
+        from sweep.common._numba_cache import ensure_numba_cache
 
         ensure_numba_cache()
-        from sweep._cli import main as cli_main
+        from sweep.cli._app import main as cli_main
     except (KeyboardInterrupt, ImportError) as exc:  # ImportError: an interrupted C extension
         interrupt = _interrupt_behind(exc)
         if interrupt is None:
@@ -29,9 +29,9 @@ def main() -> None:
 
 
 def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
-    """The Ctrl-C or SIGTERM behind ``exc`` (see :func:`sweep._signals.interrupt_behind`)."""
-    finder = getattr(sys.modules.get("sweep._signals"), "interrupt_behind", None)
-    if finder is not None:  # not while sweep._signals itself is half imported
+    """The Ctrl-C or SIGTERM behind ``exc`` (see :func:`sweep.common._signals.interrupt_behind`)."""
+    finder = getattr(sys.modules.get("sweep.common._signals"), "interrupt_behind", None)
+    if finder is not None:  # not while sweep.common._signals itself is half imported
         found: KeyboardInterrupt | None = finder(exc)
         return found
     return exc if isinstance(exc, KeyboardInterrupt) else None
@@ -39,7 +39,7 @@ def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
 
 def _stopped_while_starting(exc: KeyboardInterrupt) -> int:
     """Say in one line that start-up was interrupted; return the exit code (130 or 143)."""
-    signals = sys.modules.get("sweep._signals")
+    signals = sys.modules.get("sweep.common._signals")
     terminated_type = getattr(signals, "Terminated", None)
     terminated = terminated_type is not None and isinstance(exc, terminated_type)
     what = "terminated (SIGTERM)" if terminated else "interrupted"

@@ -10,7 +10,7 @@
     sweep.report_run("runs/mine", data=prices_frame, strategy=MyStrategy())
 
 The run folder records honestly where the data and the strategy came from
-(:mod:`sweep._provenance`): an in-memory panel is kept in the folder (so ``sweep resume``
+(:mod:`sweep.spec._provenance`): an in-memory panel is kept in the folder (so ``sweep resume``
 and ``sweep report`` reopen it from the command line), and a strategy with no importable
 identity (defined in ``__main__`` or a notebook) is recorded as such, so the command line
 says that only Python can hand it back.
@@ -29,21 +29,20 @@ import numpy as np
 import pandas as pd
 
 from strategies import Strategy
-from sweep._data import Panel, load_panel, panel_from_frame
-from sweep._driver import OnError, RunOptions, RunSettings, RunSummary, run_sweep
-from sweep._grid import RESERVED_KEYS
-from sweep._provenance import DataOrigin, StrategyOrigin, strategy_origin
-from sweep._spec import (
-    MetricOptions,
+from sweep.data._panels import Panel, load_panel, panel_from_frame
+from sweep.errors import GridError, SpecError
+from sweep.executors import Executor
+from sweep.run._driver import OnError, RunOptions, RunSettings, RunSummary, run_sweep
+from sweep.spec._grid import RESERVED_KEYS
+from sweep.spec._models import MetricOptions, spec_from_dict
+from sweep.spec._provenance import DataOrigin, StrategyOrigin, strategy_origin
+from sweep.spec._resolve import (
     ResolvedSweep,
     check_strategy_object,
     memory_origin,
     resolve,
     resolve_with,
-    spec_from_dict,
 )
-from sweep.errors import GridError, SpecError
-from sweep.executors import Executor
 
 if TYPE_CHECKING:
     from sweep.report import Report, ReportFiles, ReportOptions
@@ -85,7 +84,7 @@ class SweepResult:
 
     def results(self) -> pd.DataFrame:
         """The results table (one row per config, sorted by ``config_id``)."""
-        from sweep._results import load_results
+        from sweep.store._results import load_results
 
         return load_results(self.run_dir)
 
@@ -281,7 +280,7 @@ def run(
 def _run(
     sweep: ResolvedSweep, run_dir: str | os.PathLike[str], settings: RunSettings
 ) -> SweepResult:
-    from sweep._store import provenance_of
+    from sweep.store._run_store import provenance_of
 
     summary = run_sweep(sweep, run_dir, settings)
     provenance = provenance_of(sweep)
@@ -302,8 +301,8 @@ def _reopen(
     allow_import: Sequence[str],
 ) -> ResolvedSweep:
     """The sweep a run folder recorded, with what Python handed over."""
-    from sweep._store import RunStore
-    from sweep._trust import resolve_recorded
+    from sweep.store._run_store import RunStore
+    from sweep.store._trust import resolve_recorded
 
     location = str(run_dir)
     manifest = RunStore(location).load_manifest()
@@ -341,7 +340,7 @@ def resume(
         The strategy object (needed when it has no importable identity; its name and
         version must be the recorded ones).
     allow_import : sequence of str
-        Strategy modules the folder may import (see :mod:`sweep._trust`).
+        Strategy modules the folder may import (see :mod:`sweep.store._trust`).
     **options
         As :func:`sweep.run_sweep` (``executor``, ``batch_size``, ``on_error``,
         ``progress`` (default False), ``address``, ``workers``).
@@ -381,8 +380,8 @@ def report_run(
     (Report, ReportFiles)
         The report and the files written.
     """
-    from sweep._trust import supplying
     from sweep.report import ReportOptions, build_report, default_out_dir, write_report
+    from sweep.store._trust import supplying
 
     location = str(run_dir)
     sweep = _reopen(location, data, strategy, (options or ReportOptions()).allow_import)

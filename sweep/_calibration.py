@@ -22,21 +22,22 @@ import pandas as pd
 from scipy.signal import lfilter
 from scipy.stats import binomtest
 
-from sweep._data import Panel, make_panel
-from sweep._driver import run_sweep
-from sweep._spec import resolve, spec_from_dict
+from sweep.data._panels import Panel, make_panel
+from sweep.report._hypothesis_tests import testing_section
 from sweep.report._load import load_run
+from sweep.report._oos_section import out_of_sample_section
 from sweep.report._options import ReportOptions
-from sweep.report._out_of_sample import out_of_sample_section
-from sweep.report._progress import Steps
 from sweep.report._sections import (
     MultipleTestingSection,
     OutOfSampleSection,
     PBOSection,
     SweepWideTests,
 )
-from sweep.report._testing import testing_section
+from sweep.report._step_progress import Steps
 from sweep.report._verdict import holds_out_of_sample
+from sweep.run._driver import run_sweep
+from sweep.spec._models import spec_from_dict
+from sweep.spec._resolve import resolve
 
 #: Daily volatility of each asset's noise.
 NOISE_VOL = 0.01

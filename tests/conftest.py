@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
 )
-# Opening a run folder imports only built-in strategies or allowed modules (sweep._trust);
+# Opening a run folder imports only built-in strategies or allowed modules (sweep.store._trust);
 # the suite trusts its own test strategies (tests that check the refusal unset this).
 os.environ["RAYSWEEP_ALLOW_IMPORT"] = "tests.strategies_for_tests,tests.hostile_strategies"
 

@@ -101,14 +101,14 @@ def test_the_blocker_blocks():
 def test_engine_errors_are_the_packages_errors():
     import stats
     import strategies
-    import sweep._data
+    import sweep.data._panels
     from sweep import errors
 
     assert errors.StatsInputError is stats.StatsInputError
     assert errors.StrategyError is strategies.StrategyError
     assert errors.close_matches is strategies.close_matches
-    assert sweep._data.Panel is strategies.Panel
-    assert sweep._data.panel_fingerprint is strategies.panel_fingerprint
+    assert sweep.data._panels.Panel is strategies.Panel
+    assert sweep.data._panels.panel_fingerprint is strategies.panel_fingerprint
     assert issubclass(errors.UntrustedStrategyError, errors.SweepError)
     assert issubclass(errors.UntrustedStrategyError, strategies.StrategyError)
     assert issubclass(errors.StrategySpecError, errors.SpecError)

@@ -1,19 +1,15 @@
-"""Saving benchmark results (JSON and PNG) and finding them again for the report."""
+"""Saving benchmark results (JSON and PNG); :mod:`sweep.store._bench_results` reads them."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sweep._jsonable import dumps
-from sweep.bench._plots import PLOTS
-
-#: Benchmark kinds, in the order the report shows them.
-BENCH_KINDS = ("overhead", "amortization", "scaling")
-FORMAT = "raysweep-bench-v1"
+from sweep.common._jsonable import dumps
+from sweep.report._bench_figures import PLOTS
+from sweep.store._bench_results import FORMAT
 
 
 def write_bench(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
@@ -40,41 +36,3 @@ def write_bench(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
     json_path.write_text(dumps(doc), encoding="utf-8")
     png_path.write_bytes(PLOTS[kind](json.loads(json_path.read_text(encoding="utf-8"))))
     return {"json": json_path, "png": png_path}
-
-
-def load_bench(read: Callable[[str], bytes | None]) -> dict[str, dict[str, Any]]:
-    """Read the benchmark results found by ``read``.
-
-    Parameters
-    ----------
-    read : callable
-        ``read(file_name)`` returns the file's bytes, or None when it is absent.
-
-    Returns
-    -------
-    dict
-        Kind to result, for the kinds found (unreadable or foreign files are skipped).
-    """
-    found: dict[str, dict[str, Any]] = {}
-    for kind in BENCH_KINDS:
-        data = read(f"{kind}.json")
-        if data is None:
-            continue
-        try:
-            doc = json.loads(data)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        if isinstance(doc, dict) and doc.get("format") == FORMAT and doc.get("kind") == kind:
-            found[kind] = doc
-    return found
-
-
-def local_reader(folder: str | Path) -> Callable[[str], bytes | None]:
-    """A reader for :func:`load_bench` over a local folder."""
-    base = Path(folder)
-
-    def read(name: str) -> bytes | None:
-        path = base / name
-        return path.read_bytes() if path.is_file() else None
-
-    return read

@@ -10,16 +10,16 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from sweep.bench._amortization import AmortizationSettings, measure_amortization
 from sweep.bench._cluster import ray_cluster
-from sweep.bench._io import BENCH_KINDS, write_bench
-from sweep.bench._overhead import OverheadSettings, measure_overhead
-from sweep.bench._scaling import ScalingSettings, measure_scaling
+from sweep.bench._io import write_bench
+from sweep.bench._measure_amortization import AmortizationSettings, measure_amortization
+from sweep.bench._measure_overhead import OverheadSettings, measure_overhead
+from sweep.bench._measure_scaling import ScalingSettings, measure_scaling
 from sweep.bench._workload import bench_sweep
 from sweep.errors import SweepError, close_matches
+from sweep.store._bench_results import BENCH_KINDS, DEFAULT_BENCH_DIR
 
 #: Where ``sweep bench`` writes and ``sweep report`` looks last.
-DEFAULT_BENCH_DIR = Path("runs/bench")
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sweep._spec import ResolvedSweep, load_spec, resolve, spec_from_dict
 from sweep.errors import SpecError
+from sweep.spec._models import load_spec, spec_from_dict
+from sweep.spec._resolve import ResolvedSweep, resolve
 
 #: Used when no --spec is given: the README's main job, looked for in the working folder, then
 #: in the source tree this package was installed from (an editable install, or /app in the

@@ -1,11 +1,18 @@
 """Executors: where batches are evaluated. The driver only sees this interface.
 
+Owns the :class:`Executor` protocol, the in-process and Ray executors, the task a Ray worker
+runs and the clean-up of orphaned local Ray sessions. May import ``common``, ``spec``,
+``store`` and ``engine``; never ``plan``, ``run``, ``report``, ``bench`` or the CLI.
+
 ``evaluate_on_worker`` is the task every Ray worker runs (one batch and the worker's timing);
 ``RayExecutor`` and ``LocalExecutor`` import Ray only when started;
 ``before_local_ray_start`` stops what a killed local Ray session left running.
 """
 
-from sweep.executors._base import BatchOutcome, Executor, make_executor
+from typing import Any
+
+from sweep.errors import SpecError, close_matches
+from sweep.executors._base import BatchOutcome, Executor
 from sweep.executors._local import LocalExecutor
 from sweep.executors._ray import RayExecutor
 from sweep.executors._ray_orphans import before_local_ray_start
@@ -20,3 +27,30 @@ __all__ = [
     "evaluate_on_worker",
     "make_executor",
 ]
+
+_KINDS = ("local", "ray")
+
+
+def make_executor(kind: str, **options: Any) -> Executor:
+    """Return an executor by name.
+
+    Parameters
+    ----------
+    kind : {"local", "ray"}
+        In-process, or on a Ray cluster.
+    **options
+        ``address`` and ``workers`` for Ray.
+
+    Returns
+    -------
+    Executor
+        The executor (not started).
+    """
+    if kind == "local":
+        return LocalExecutor()
+    if kind == "ray":
+        return RayExecutor(address=options.get("address"), workers=options.get("workers"))
+    raise SpecError(
+        f"--executor: expected 'auto', 'local' or 'ray', got {kind!r}"
+        + close_matches(kind, ("auto", *_KINDS))
+    )

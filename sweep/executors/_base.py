@@ -9,17 +9,16 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from sweep._evaluate import BatchResult
-from sweep._record import TaskTelemetry
-from sweep._spec import ResolvedSweep
-from sweep.errors import SpecError, close_matches
+from sweep.engine._evaluate import BatchResult
+from sweep.spec._resolve import ResolvedSweep
+from sweep.store._record import TaskTelemetry
 
 
 @dataclass(frozen=True)
 class BatchOutcome:
     """A finished batch: its grid positions, its result and its task's telemetry.
 
-    ``telemetry`` is the task's :class:`sweep._record.TaskTelemetry` (the same fields from
+    ``telemetry`` is the task's :class:`sweep.store._record.TaskTelemetry` (the same fields from
     every executor).
     """
 
@@ -60,35 +59,3 @@ class Executor(Protocol):
     def close(self) -> None:
         """Release resources (leave a joined cluster running)."""
         ...
-
-
-EXECUTORS = ("local", "ray")
-
-
-def make_executor(kind: str, **options: Any) -> Executor:
-    """Return an executor by name.
-
-    Parameters
-    ----------
-    kind : {"local", "ray"}
-        In-process, or on a Ray cluster.
-    **options
-        ``address`` and ``workers`` for Ray.
-
-    Returns
-    -------
-    Executor
-        The executor (not started).
-    """
-    if kind == "local":
-        from sweep.executors._local import LocalExecutor
-
-        return LocalExecutor()
-    if kind == "ray":
-        from sweep.executors._ray import RayExecutor
-
-        return RayExecutor(address=options.get("address"), workers=options.get("workers"))
-    raise SpecError(
-        f"--executor: expected 'auto', 'local' or 'ray', got {kind!r}"
-        + close_matches(kind, ("auto", *EXECUTORS))
-    )

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sweep._evaluate import evaluate_batch
-from sweep._record import TaskTelemetry, WorkerTiming
-from sweep._spec import ResolvedSweep
+from sweep.engine._evaluate import evaluate_batch
 from sweep.executors._base import BatchOutcome
+from sweep.spec._resolve import ResolvedSweep
+from sweep.store._record import TaskTelemetry, WorkerTiming
 
 
 class LocalExecutor:

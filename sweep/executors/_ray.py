@@ -4,7 +4,7 @@ Submission keeps at most ``in_flight_per_worker * workers`` tasks outstanding, s
 memory does not grow with the grid; results are collected with ``ray.wait`` in completion
 order and handed to the driver, which writes each as a part. A task lost with its node or
 worker is retried by Ray (``max_retries``); an exception inside a strategy never reaches
-Ray (it is recorded per config by :func:`sweep._evaluate.evaluate_batch`).
+Ray (it is recorded per config by :func:`sweep.engine._evaluate.evaluate_batch`).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sweep._record import TaskTelemetry
-from sweep._spec import ResolvedSweep
 from sweep.errors import ExecutionError
 from sweep.executors._base import BatchOutcome
 from sweep.executors._ray_orphans import before_local_ray_start
 from sweep.executors._task import evaluate_on_worker
+from sweep.spec._resolve import ResolvedSweep
+from sweep.store._record import TaskTelemetry
 
 #: Ray retries a task this many times when its worker or node dies.
 MAX_RETRIES = 5

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sweep._evaluate import BatchResult, evaluate_batch
-from sweep._record import WorkerTiming
-from sweep._spec import ResolvedSweep
+from sweep.engine._evaluate import BatchResult, evaluate_batch
+from sweep.spec._resolve import ResolvedSweep
+from sweep.store._record import WorkerTiming
 
 
 def _attempt_number() -> int:
@@ -42,7 +42,7 @@ def evaluate_on_worker(
     Returns
     -------
     result : BatchResult
-        :func:`sweep._evaluate.evaluate_batch` of the batch.
+        :func:`sweep.engine._evaluate.evaluate_batch` of the batch.
     timing : WorkerTiming
         Start and end (epoch seconds), worker pid, Ray node id, host and attempt.
     """

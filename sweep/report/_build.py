@@ -9,20 +9,20 @@ from typing import Any
 
 import numpy as np
 
-from sweep._store import utc_now
 from sweep._version import ENGINE_VERSION
-from sweep.bench import BENCH_PLOTS
-from sweep.report import _plots as plots
+from sweep.common._serial import ReportFormatError, from_json, to_json
+from sweep.report import _report_plots as plots
+from sweep.report._bench_figures import PLOTS as BENCH_PLOTS
+from sweep.report._bench_scaling import scaling_section
 from sweep.report._execution import ExecutionPlotData, execution_section
-from sweep.report._identity import identity_section
+from sweep.report._hypothesis_tests import TestingPlotData, testing_section
+from sweep.report._identity_section import identity_section
 from sweep.report._integrity import integrity_section
 from sweep.report._load import load_run
+from sweep.report._oos_section import OutOfSamplePlotData, out_of_sample_section
 from sweep.report._options import ReportOptions
-from sweep.report._out_of_sample import OutOfSamplePlotData, out_of_sample_section
-from sweep.report._progress import Steps
 from sweep.report._ranking import ResultsPlotData, results_section
 from sweep.report._run_scaling import run_scaling
-from sweep.report._scaling import scaling_section
 from sweep.report._sections import (
     Deflated,
     Generated,
@@ -30,8 +30,8 @@ from sweep.report._sections import (
     ReportData,
     Unavailable,
 )
-from sweep.report._serial import ReportFormatError, from_json, to_json
-from sweep.report._testing import TestingPlotData, testing_section
+from sweep.report._step_progress import Steps
+from sweep.store._run_store import utc_now
 
 REPORT_FORMAT = "raysweep-report-v1"
 

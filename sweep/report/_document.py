@@ -7,7 +7,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from sweep._record import GridRecord
 from sweep.report._blocks import (
     Block,
     Bullets,
@@ -44,6 +43,7 @@ from sweep.report._sections import (
 )
 from sweep.report._summary import summary_blocks, verdict_style
 from sweep.report._verdict import Verdict
+from sweep.store._record import GridRecord
 
 #: Figures of each section, in order, with their captions.
 FIGURES: dict[str, dict[str, str]] = {

@@ -18,7 +18,6 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from stats import fit_amortization
-from sweep._record import Manifest
 from sweep.errors import StatsInputError
 from sweep.report._load import RunData
 from sweep.report._sections import (
@@ -33,6 +32,7 @@ from sweep.report._sections import (
     Unavailable,
     WallRow,
 )
+from sweep.store._record import Manifest
 
 #: Fewest warm tasks (and distinct batch sizes) a fit of ``T = O + bB`` needs.
 MIN_FIT_TASKS = 3

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from sweep._null_summary import summary_digest
-from sweep._record import SESSION_STATUSES, Manifest
 from sweep.report._load import RunData
 from sweep.report._sections import (
     BadPart,
@@ -13,6 +11,8 @@ from sweep.report._sections import (
     PartCounts,
     SessionRow,
 )
+from sweep.store._null_summary import summary_digest
+from sweep.store._record import SESSION_STATUSES, Manifest
 
 
 def error_groups(run: RunData) -> tuple[ErrorGroup, ...]:

@@ -13,12 +13,12 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from stats import FoldSummary, NullSummary
-from sweep._fold_summary import merged_folds
-from sweep._metrics import block_columns
-from sweep._null_summary import merged_summary
-from sweep._record import Manifest
-from sweep._store import QUARANTINE, PartCheck, RunStore, read_run
-from sweep._table_hash import canonical_order, hash_columns
+from sweep.engine._metrics import block_columns
+from sweep.store._fold_summary import merged_folds
+from sweep.store._null_summary import merged_summary
+from sweep.store._record import Manifest
+from sweep.store._run_store import QUARANTINE, PartCheck, RunStore, read_run
+from sweep.store._table_hash import canonical_order, hash_columns
 
 #: Telemetry rows are ordered by these columns (those present), so the report does not
 #: depend on the order the files are listed in.

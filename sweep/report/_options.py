@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sweep.report._serial import SKIPPED
+from sweep.common._serial import SKIPPED
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class ReportOptions:
         Show progress on a terminal.
     allow_import : tuple of str
         Strategy modules the run folder may import to recompute returns (a non-built-in
-        strategy is never imported otherwise; see :mod:`sweep._trust`).
+        strategy is never imported otherwise; see :mod:`sweep.store._trust`).
     """
 
     top_k: int = 10

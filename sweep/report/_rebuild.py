@@ -1,19 +1,19 @@
 """Rebuild what a run recorded (its data, its sweep) for the report's recomputations.
 
 The data and the strategy are found as ``sweep resume`` finds them
-(:func:`sweep._trust.resolve_recorded`): the spec's data, the folder's copy of an in-memory
-panel, or what Python handed over (:func:`sweep._trust.supplying`).
+(:func:`sweep.store._trust.resolve_recorded`): the spec's data, the folder's copy of an in-memory
+panel, or what Python handed over (:func:`sweep.store._trust.supplying`).
 """
 
 from __future__ import annotations
 
-from sweep._data import Panel
-from sweep._spec import ResolvedSweep
-from sweep._trust import SUPPLIED, resolve_recorded
-from sweep._trust import recorded_panel as _recorded_panel
+from sweep.data._panels import Panel
 from sweep.errors import SweepError
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
+from sweep.spec._resolve import ResolvedSweep
+from sweep.store._trust import SUPPLIED, resolve_recorded
+from sweep.store._trust import recorded_panel as _recorded_panel
 
 
 def recorded_panel(run: RunData) -> Panel:
@@ -24,7 +24,7 @@ def recorded_panel(run: RunData) -> Panel:
 
 
 def rebuild_sweep(run: RunData, options: ReportOptions) -> ResolvedSweep:
-    """The recorded sweep, its strategy imported only if trusted (:mod:`sweep._trust`)."""
+    """The recorded sweep, its strategy imported only if trusted (:mod:`sweep.store._trust`)."""
     sweep = resolve_recorded(
         run.manifest, run.location, options.allow_import, panel=recorded_panel(run)
     )

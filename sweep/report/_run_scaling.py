@@ -12,9 +12,9 @@ telemetry, and from it:
   ``B (O + b) / T(B)`` with ``T(B)`` the median service time of the warm tasks of that size,
   against the law's ``S(B) = B (O + b) / (O + b B)`` and its ceiling ``1 + O / b``;
 * the crossover between in-process and a local Ray cluster
-  (:func:`sweep._forecast.crossover`): from this run's ``O`` and ``b`` for the executor it
+  (:func:`sweep.plan._forecast.crossover`): from this run's ``O`` and ``b`` for the executor it
   ran on, and for the other one the assumptions ``--executor auto`` makes
-  (:mod:`sweep._auto`), listed;
+  (:mod:`sweep.plan._auto`), listed;
 * the USL of ``sweep bench scaling`` when such results were found (then the crossover uses
   it for Ray's capacity).
 """
@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from sweep._auto import RAY_STARTUP_SECONDS, RAY_TASK_OVERHEAD_SECONDS, local_workers
-from sweep._forecast import CostModel, Scaling, crossover
-from sweep._record import Session
+from sweep.plan._auto import RAY_STARTUP_SECONDS, RAY_TASK_OVERHEAD_SECONDS, local_workers
+from sweep.plan._forecast import CostModel, Scaling, crossover
+from sweep.store._record import Session
 
 if TYPE_CHECKING:
     from sweep.report._sections import AmortizationFit, Unavailable

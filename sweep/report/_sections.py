@@ -1,13 +1,13 @@
 """The report's sections as frozen dataclasses; report.json is their serialisation.
 
 Each class lists its JSON keys in the order report.json writes them
-(:func:`sweep.report._serial.to_json`); a report.json loads back into :class:`ReportData`
-(:func:`sweep.report._serial.from_json`). A part the report could not compute is an
+(:func:`sweep.common._serial.to_json`); a report.json loads back into :class:`ReportData`
+(:func:`sweep.common._serial.from_json`). A part the report could not compute is an
 :class:`Unavailable` (``available: false`` and the reason) in place of its record.
 
 Three kinds of value stay JSON objects, because something else owns their shape: the spec,
 the data description and the environment recorded in the manifest (see
-:mod:`sweep._record`), the rows of the out-of-sample fold table (one column per grid
+:mod:`sweep.store._record`), the rows of the out-of-sample fold table (one column per grid
 parameter), and the benchmark results of ``sweep bench`` (:mod:`sweep.bench`).
 """
 
@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sweep._record import ExecutorChoice, GridRecord, StrategyRef
+from sweep.common._serial import FLATTENED, OMIT_NONE
 from sweep.report._options import ReportOptions
 from sweep.report._run_scaling import RunScaling
-from sweep.report._serial import FLATTENED, OMIT_NONE
 from sweep.report._verdict import Verdict
+from sweep.store._record import ExecutorChoice, GridRecord, StrategyRef
 
 #: A JSON object whose shape another module owns (spec, data description, bench result).
 JSONObject = Mapping[str, Any]
@@ -660,7 +660,7 @@ class CPCVRecord:
 class OutOfSampleSection:
     """Section 6: walk-forward and CPCV validation of the selection rule.
 
-    ``folds`` are the rows of :meth:`sweep._out_of_sample.OutOfSample.table` (fold, windows,
+    ``folds`` are the rows of :meth:`sweep.report._oos_selection.OutOfSample.table` (fold, windows,
     the chosen parameters by name, in-sample and out-of-sample metric).
     """
 
@@ -708,7 +708,7 @@ class Generated:
 
 @dataclass(frozen=True, kw_only=True)
 class ReportData:
-    """Everything report.json holds (:func:`sweep.report._serial.to_json` writes it)."""
+    """Everything report.json holds (:func:`sweep.common._serial.to_json` writes it)."""
 
     format: str
     generated: Generated

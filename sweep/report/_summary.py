@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sweep._record import GridRecord
 from sweep.report._blocks import Block, Heading, KeyValues, Paragraph, num
 from sweep.report._sections import (
     BenchmarkInfo,
@@ -17,6 +16,7 @@ from sweep.report._sections import (
     Unavailable,
     Winner,
 )
+from sweep.store._record import GridRecord
 
 
 def verdict_style(likely_real: bool | None) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sweep._out_of_sample import OOS_PSR_THRESHOLD
+from sweep.report._oos_selection import OOS_PSR_THRESHOLD
 
 #: Default level of the sweep-wide test.
 ALPHA = 0.05

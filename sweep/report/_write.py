@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sweep._fs import is_uri
-from sweep._jsonable import dumps
+from sweep.common._fs import is_uri
+from sweep.common._jsonable import dumps
 from sweep.report._build import Report, report_from_json
 from sweep.report._document import report_document
 from sweep.report._render_html import render_html

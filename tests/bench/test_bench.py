@@ -98,7 +98,7 @@ def test_scaling_fits_the_usl(ray_three_cpus, tmp_path):
 
 
 def test_cli_bench_writes_files_and_report_picks_them_up(ray_three_cpus, tmp_path):
-    from sweep._cli import app
+    from sweep.cli._app import app
 
     spec = write_spec(tmp_path / "s.toml", SPEC)
     out = tmp_path / "bench"

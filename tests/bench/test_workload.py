@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sweep._spec import load_spec
 from sweep.bench import _workload
 from sweep.errors import SpecError
+from sweep.spec._models import load_spec
 
 MAIN_JOB = Path(__file__).resolve().parents[2] / "examples" / "momentum.toml"
 

@@ -32,7 +32,7 @@ import psutil
 import pytest
 
 from sweep import results_hash, run_sweep, spec_from_dict
-from sweep._store import RunStore
+from sweep.store._run_store import RunStore
 from tests.conftest import assert_loopback_only
 from tests.docker.test_entrypoint_cleanup import make_stdlib_python
 from tests.helpers import small_spec_dict, write_spec

@@ -9,7 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from sweep._jsonable import dumps
+from sweep.common._jsonable import dumps
+from sweep.common._serial import ReportFormatError, from_json, to_json
 from sweep.report._build import report_from_json
 from sweep.report._document import report_document
 from sweep.report._render_md import render_markdown
@@ -25,7 +26,6 @@ from sweep.report._sections import (
     SweepWideTests,
     Unavailable,
 )
-from sweep.report._serial import ReportFormatError, from_json, to_json
 
 RUNS = ("complete", "partial", "resumed", "failing")
 

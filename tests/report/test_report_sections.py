@@ -7,7 +7,8 @@ import json
 import pytest
 
 from sweep import results_hash
-from sweep._jsonable import dumps
+from sweep.common._jsonable import dumps
+from sweep.engine._evaluate import results_schema
 from sweep.errors import SweepError
 from sweep.report import ReportOptions, build_report, default_out_dir
 from sweep.report._cli_support import parse_heatmap
@@ -222,11 +223,12 @@ def test_default_output_folder():
 
 def test_a_run_folder_without_results_still_gets_a_report(tmp_path):
     from sweep import resolve, spec_from_dict
-    from sweep._store import RunStore
     from sweep.report import write_report
+    from sweep.store._run_store import RunStore
     from tests.helpers import small_spec_dict
 
-    RunStore(tmp_path / "run").create(resolve(spec_from_dict(small_spec_dict())))
+    _sweep = resolve(spec_from_dict(small_spec_dict()))
+    RunStore(tmp_path / "run").create(_sweep, results_schema(_sweep))
     report = build_report(tmp_path / "run", FAST)
     assert report.to_json()["integrity"]["configs"]["done"] == 0
     assert report.to_json()["results"]["available"] is False

@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sweep._auto import RAY_STARTUP_SECONDS, RAY_TASK_OVERHEAD_SECONDS, local_workers
-from sweep._forecast import CostModel, crossover
-from sweep._record import Plan, Session
+from sweep.plan._auto import RAY_STARTUP_SECONDS, RAY_TASK_OVERHEAD_SECONDS, local_workers
+from sweep.plan._forecast import CostModel, crossover
 from sweep.report._execution import _fit
 from sweep.report._run_scaling import run_scaling
+from sweep.store._record import Plan, Session
 
 OVERHEAD, PER_CONFIG = 0.02, 1e-3
 

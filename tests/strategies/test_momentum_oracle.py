@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from strategies.momentum import Momentum
-from sweep._data import make_panel
+from sweep.data._panels import make_panel
 
 
 def _panel(close: np.ndarray):  # type: ignore[no-untyped-def]

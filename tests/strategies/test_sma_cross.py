@@ -17,7 +17,7 @@ import pytest
 
 from strategies import StrategyError
 from strategies.sma_cross import SmaCross, held_state, simple_moving_average
-from sweep._data import Panel, make_panel
+from sweep.data._panels import Panel, make_panel
 
 #: vectorbt 1.2 compiles functions that take reflected lists; numba warns once per compile.
 VBT_WARNINGS = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning:numba")

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from strategies.wma_trend import WmaTrend, weighted_moving_average
-from sweep._data import make_panel
+from sweep.data._panels import make_panel
 
 
 def _panel(close: np.ndarray):  # type: ignore[no-untyped-def]

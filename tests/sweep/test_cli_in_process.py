@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sweep import load_results, results_hash
-from sweep._cli import app, main
+from sweep.cli._app import app, main
 from tests.helpers import small_spec_dict, write_spec
 
 runner = CliRunner()
@@ -190,7 +190,7 @@ def test_report_alpha_outside_0_1_is_a_usage_error(done_run):
 def test_status_names_the_driver_holding_the_lock(done_run):
     import os
 
-    from sweep._store import RunStore
+    from sweep.store._run_store import RunStore
 
     _, run_dir = done_run
     with RunStore(run_dir).locked() as took_over:

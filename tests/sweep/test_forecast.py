@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from sweep._auto import choose_executor, decide
-from sweep._eta import eta, format_duration
-from sweep._forecast import CostModel, Scaling, crossover, predict_wall
-from sweep._planner import PlannerSettings
-from sweep._record import ExecutorChoice, Plan, Session
+from sweep.plan._auto import choose_executor, decide
+from sweep.plan._eta import eta, format_duration
+from sweep.plan._forecast import CostModel, Scaling, crossover, predict_wall
+from sweep.plan._planner import PlannerSettings
+from sweep.store._record import ExecutorChoice, Plan, Session
 
 
 def test_prediction_is_the_amortization_law_with_the_planners_batch():
@@ -118,8 +118,8 @@ def test_planner_settings_change_the_prediction():
 def test_plan_reads_the_usl_of_the_last_bench_scaling(tmp_path):
     import json
 
-    from sweep._preflight import bench_scaling
-    from sweep.bench._io import FORMAT
+    from sweep.plan._preflight import bench_scaling
+    from sweep.store._bench_results import FORMAT
 
     assert bench_scaling(str(tmp_path)).linear  # nothing there: linear, and it says so
     assert "linear scaling" in bench_scaling(str(tmp_path)).source

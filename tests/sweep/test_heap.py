@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from sweep import _heap
+from sweep.engine import _heap
 
 
 def _on_glibc() -> bool:

@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 import sweep
-from sweep._store import RunStore
+from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict, write_spec
 
 #: Rich markup that crashes a console (an unmatched closing tag) or vanishes (a style tag).
@@ -73,7 +73,7 @@ def _env(hostile_path: Path | None = None, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     if hostile_path is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(hostile_path), env.get("PYTHONPATH", "")])
-        # Reopening a run folder of this strategy imports it only when allowed (sweep._trust).
+        # Reopening a run folder of this strategy imports it only when allowed (sweep.store._trust).
         allowed = env.get("RAYSWEEP_ALLOW_IMPORT", "")
         env["RAYSWEEP_ALLOW_IMPORT"] = ",".join(filter(None, [allowed, "hostile_strats"]))
     env.update(extra)
@@ -229,7 +229,7 @@ def test_results_cells_status_and_report_paths_print_verbatim(boom_run, tmp_path
 def test_results_view_headers_and_cells_are_not_markup():
     from rich.console import Console
 
-    from sweep._results_view import results_table_view
+    from sweep.cli._results_view import results_table_view
 
     frame = pd.DataFrame({"config_id": ["a" * 32], MARKUP: [MARKUP], "status": ["ok"]})
     console = Console(width=200, record=True, file=io.StringIO())
@@ -504,7 +504,7 @@ def test_markdown_code_blocks_cannot_be_escaped():
 
 
 def test_numba_cache_falls_back_to_a_writable_folder(tmp_path):
-    from sweep._numba_cache import ensure_numba_cache
+    from sweep.common._numba_cache import ensure_numba_cache
 
     blocked = tmp_path / "afile"
     blocked.write_text("x")
@@ -558,7 +558,7 @@ def test_cli_runs_with_read_only_package_and_home(tmp_path):
 def test_an_import_failed_by_a_ctrl_c_counts_as_the_ctrl_c():
     """A Ctrl-C inside a C extension's initialisation surfaces as ImportError("initialization
     failed") caused by the KeyboardInterrupt: the CLI reports it as the interrupt it is."""
-    from sweep._signals import Terminated, interrupt_behind
+    from sweep.common._signals import Terminated, interrupt_behind
 
     ctrl_c = KeyboardInterrupt()
     try:

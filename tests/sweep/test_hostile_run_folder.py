@@ -18,9 +18,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from sweep import results_hash, run_sweep, spec_from_dict
-from sweep._record import LockInfo
-from sweep._store import RunStore
+from sweep.engine._evaluate import results_schema
 from sweep.errors import RunFolderError, RunLockedError
+from sweep.store._record import LockInfo
+from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict, small_tmpfs, write_spec
 
 
@@ -97,8 +98,8 @@ def test_a_part_without_a_binding_is_foreign(tmp_path, two_runs):
     table = pq.read_table(victim)
     victim.unlink()
     meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != b"raysweep.run"}
-    from sweep._fs import parquet_bytes
-    from sweep._store import _sha256
+    from sweep.common._fs import parquet_bytes
+    from sweep.store._run_store import _sha256
 
     data = parquet_bytes(table.replace_schema_metadata(meta))
     (run / "parts" / f"part-{_sha256(data)}.parquet").write_bytes(data)
@@ -184,7 +185,8 @@ def test_create_writes_the_manifest_before_anything_else(tmp_path, monkeypatch):
 
     monkeypatch.setattr(RunStore, "ensure_folders", die)
     with pytest.raises(KeyboardInterrupt):
-        store.create(resolve(spec_from_dict(small_spec_dict())))
+        _sweep = resolve(spec_from_dict(small_spec_dict()))
+        store.create(_sweep, results_schema(_sweep))
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["manifest.json"]
 
 
@@ -192,9 +194,9 @@ def test_two_drivers_creating_one_folder_agree(tmp_path):
     from sweep import resolve
 
     sweep = resolve(spec_from_dict(small_spec_dict()))
-    RunStore(tmp_path / "run").create(sweep)
+    RunStore(tmp_path / "run").create(sweep, results_schema(sweep))
     with pytest.raises(RunFolderError, match="created by another driver at the same time"):
-        RunStore(tmp_path / "run").create(sweep)
+        RunStore(tmp_path / "run").create(sweep, results_schema(sweep))
 
 
 @pytest.mark.parametrize(
@@ -243,8 +245,8 @@ def test_unusable_files_in_parts_are_reported_and_quarantined(tmp_path, two_runs
     empty_sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     (parts / f"part-{empty_sha}.parquet").write_bytes(b"")  # 0 bytes, a valid name
     other = pa.table({"x": [1, 2, 3]})
-    from sweep._fs import parquet_bytes
-    from sweep._store import _sha256
+    from sweep.common._fs import parquet_bytes
+    from sweep.store._run_store import _sha256
 
     data = parquet_bytes(other)
     (parts / f"part-{_sha256(data)}.parquet").write_bytes(data)  # another schema
@@ -312,7 +314,7 @@ def test_a_stale_lock_taken_over_by_another_driver_first_is_not_taken_twice(tmp_
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     stale = {"pid": dead.pid, "host": os.uname().nodename, "since": "then"}
-    from sweep._store import pid_namespace
+    from sweep.store._run_store import pid_namespace
 
     stale["machine"] = pid_namespace()
     stale["proc_start"] = "1"

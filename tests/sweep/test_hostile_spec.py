@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from sweep import evaluate_batch, resolve, run_sweep, spec_from_dict
-from sweep._grid import MAX_AXIS_SIZE, MAX_GRID_SIZE, Grid, axis_from_definition
 from sweep.errors import GridError, SweepError
+from sweep.spec._grid import MAX_AXIS_SIZE, MAX_GRID_SIZE, Grid, axis_from_definition
 from tests.helpers import small_spec_dict, write_spec
 
 ADDRESS_SPACE = 4 << 30
@@ -109,7 +109,7 @@ def test_a_zipped_group_may_not_repeat_a_tuple(tmp_path, small_panel):
 
 
 def test_every_grid_point_of_a_valid_grid_has_its_own_config_id(small_panel):
-    from sweep._evaluate import config_ids_at
+    from sweep.engine._evaluate import config_ids_at
 
     doc = small_spec_dict(
         strategy={"name": "sma_cross"},
@@ -228,7 +228,7 @@ def test_cli_refuses_a_grid_larger_than_the_done_mask_allows(tmp_path):
 
 
 def test_the_driver_refuses_a_grid_this_machine_cannot_hold(tmp_path, monkeypatch):
-    import sweep._driver as driver
+    import sweep.run._driver as driver
 
     monkeypatch.setattr(driver, "available_memory", lambda: 100)
     with pytest.raises(SweepError) as info:

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from sweep import config_id, config_ids, config_seed, config_stream
-from sweep._identity import STRATEGY_STREAM, canonical_config_bytes, resample_seed
+from sweep.spec._config_identity import STRATEGY_STREAM, canonical_config_bytes, resample_seed
 
 # Pinned ids: these must never change (they key every stored result). Computed once with
 # this recipe; the canonical bytes are spelled out so the pin is reviewable.
@@ -109,7 +109,7 @@ def test_vectorised_ids_equal_single_ids_on_numpy_columns():
 
 def test_vectorised_ids_on_the_main_grid_match_one_by_one():
     from sweep import load_spec, resolve
-    from sweep._evaluate import config_ids_at
+    from sweep.engine._evaluate import config_ids_at
 
     examples = Path(__file__).resolve().parents[2] / "examples"
     sweep = resolve(load_spec(examples / "momentum.toml"))

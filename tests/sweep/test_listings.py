@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from sweep import load_panel, make_panel, panel_fingerprint, panel_from_frame, synthetic_panel
-from sweep._benchmark import benchmark_returns
+from sweep.data._benchmark import benchmark_returns
 from sweep.errors import DataError
 from tests.helpers import listed_sp500, sp500_path
 

@@ -7,8 +7,8 @@ from scipy import stats as sps
 
 from stats import path_statistics
 from strategies import StrategyOutput
-from sweep._metrics import config_metrics, shared_draws
-from sweep._spec import MetricOptions
+from sweep.engine._metrics import config_metrics, shared_draws
+from sweep.spec._models import MetricOptions
 
 SETTINGS = MetricOptions(
     periods_per_year=252,

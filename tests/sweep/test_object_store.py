@@ -9,7 +9,7 @@ import sys
 import time
 
 from sweep import results_hash, run_sweep, spec_from_dict
-from sweep._store import RunStore
+from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict, write_spec
 
 SLOW = "tests.strategies_for_tests:SlowMomentum"

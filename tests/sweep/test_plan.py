@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from sweep import run_sweep, spec_from_dict
-from sweep._forecast import CostModel, Scaling, crossover, predict_wall
-from sweep._status import live_rate, run_status
-from sweep._store import RunStore, read_run
+from sweep.plan._forecast import CostModel, Scaling, crossover, predict_wall
+from sweep.run._status import live_rate, run_status
+from sweep.store._run_store import RunStore, read_run
 from tests.helpers import small_spec_dict, write_spec
 
 
@@ -139,7 +139,7 @@ def test_auto_is_the_default_and_its_choice_is_recorded(tmp_path):
 
 @pytest.mark.ray
 def test_auto_moves_to_ray_when_ray_is_predicted_first(ray_env, tmp_path, monkeypatch):
-    import sweep._auto as auto
+    import sweep.plan._auto as auto
 
     local = run_sweep(spec_from_dict(_spec_480()), tmp_path / "local", progress=False)
     # Ray free to start and to schedule: 2 workers must then be predicted to win
@@ -186,7 +186,7 @@ def test_status_shows_the_running_sessions_rate_read_only(tmp_path):
 # Ray's failed ray.init leaves a finished helper process's Popen un-waited (Ray-internal)
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_auto_stays_in_process_when_ray_does_not_start(ray_env, tmp_path, monkeypatch):
-    import sweep._auto as auto
+    import sweep.plan._auto as auto
 
     monkeypatch.setattr(auto, "RAY_STARTUP_SECONDS", 0.0)
     monkeypatch.setattr(auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)

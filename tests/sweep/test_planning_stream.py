@@ -9,13 +9,13 @@ import pyarrow as pa
 import pytest
 
 from sweep import PlannerSettings, resolve, results_hash, run_sweep, spec_from_dict
-from sweep._evaluate import BatchResult
-from sweep._planner import PILOT_FIRST, clamp_batch
-from sweep._planning_stream import PlanningStream, between_tasks, plan_while_running
-from sweep._record import TaskTelemetry
-from sweep._store import RunStore
+from sweep.engine._evaluate import BatchResult
 from sweep.executors import BatchOutcome
 from sweep.executors._ray import RayExecutor
+from sweep.plan._planner import PILOT_FIRST, clamp_batch
+from sweep.plan._planning_stream import PlanningStream, between_tasks, plan_while_running
+from sweep.store._record import TaskTelemetry
+from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict
 
 SETTINGS = PlannerSettings()

@@ -24,8 +24,8 @@ import sweep
 from strategies import Param, StrategyOutput
 from strategies.xs_momentum import xs_momentum as XsMomentum
 from sweep import panel_fingerprint, python_grid, resolve, run_sweep, spec_from_dict
-from sweep._panel_copy import decode_panel
 from sweep.errors import DataError, GridError, RunFolderError, UntrustedStrategyError
+from sweep.store._panel_copy import decode_panel
 from tests.helpers import listed_sp500, small_spec_dict, sp500_path
 
 METRICS = {"bootstrap_reps": 20, "block_length": 10, "pbo_blocks": 4}
@@ -168,7 +168,7 @@ def test_a_builtin_on_a_frame_resumes_and_reports_from_the_command_line(tmp_path
     # A damaged copy is refused with what to do, not used.
     copy = run_dir / "data" / "panel.parquet"
     table = decode_panel(copy.read_bytes(), "copy")
-    from sweep._panel_copy import encode_panel
+    from sweep.store._panel_copy import encode_panel
 
     altered = sweep.make_panel(table.dates, table.assets, table.close * 1.01)
     copy.write_bytes(encode_panel(altered))

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from sweep import PlannerSettings, resolve, run_sweep, spec_from_dict
-from sweep._status import verify_run
-from sweep._store import RunStore
 from sweep.errors import ConfigFailedError
 from sweep.executors._ray import RayExecutor
+from sweep.run._status import verify_run
+from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict
 
 pytestmark = pytest.mark.ray
@@ -89,7 +89,7 @@ def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_loca
         )
     )
     todo = np.arange(len(sweep.grid), dtype=np.int64)
-    from sweep._planner import plan_batches
+    from sweep.plan._planner import plan_batches
 
     plans = {}
     settings = PlannerSettings(min_tasks_per_worker=1, max_task_seconds=1e9)

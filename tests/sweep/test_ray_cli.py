@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from sweep import run_sweep, spec_from_dict
-from sweep._store import RunStore
+from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict, write_spec
 
 pytestmark = pytest.mark.ray

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from sweep import results_hash, run_sweep, spec_from_dict
-from sweep._store import RunStore
+from sweep.store._run_store import RunStore
 from tests.conftest import assert_loopback_only
 from tests.helpers import small_spec_dict, write_spec
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from sweep import load_results, results_hash, run_sweep, spec_from_dict
-from sweep._status import verify_run
-from sweep._store import RunStore
+from sweep.run._status import verify_run
+from sweep.store._run_store import RunStore
 from tests.helpers import StopAfter, small_spec_dict, small_tmpfs, write_spec
 
 SLOW = "tests.strategies_for_tests:SlowMomentum"
@@ -316,7 +316,7 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(tmp_path, reference_hash):
     ],
 )
 def test_a_lock_file_reads_into_the_typed_record(raw, expected):
-    from sweep._record import LockInfo
+    from sweep.store._record import LockInfo
 
     lock = LockInfo.from_bytes(raw)
     assert lock.to_json() == expected
@@ -327,8 +327,9 @@ def test_a_lock_file_reads_into_the_typed_record(raw, expected):
 def test_results_hash_is_the_same_whatever_columns_are_read_together(reference_run, monkeypatch):
     import pyarrow.dataset as ds
 
-    from sweep import _results, results_table
-    from sweep._table_hash import table_hash
+    from sweep import results_table
+    from sweep.store import _results
+    from sweep.store._table_hash import table_hash
 
     store = RunStore(reference_run)
     dataset = ds.dataset([store.fs.join("parts", n) for n in store.part_names()])

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from sweep import fold_table, resolve, run_sweep, spec_from_dict
-from sweep._benchmark import benchmark_returns
-from sweep._evaluate import config_returns
-from sweep._fold_summary import folds_digest, merged_folds
-from sweep._store import RunStore
+from sweep.data._benchmark import benchmark_returns
+from sweep.engine._evaluate import config_returns
 from sweep.errors import SpecError
+from sweep.store._fold_summary import folds_digest, merged_folds
+from sweep.store._run_store import RunStore
 from tests.helpers import StopAfter, small_spec_dict, write_spec
 
 VALIDATION = {
@@ -67,7 +67,7 @@ def test_every_fold_best_and_the_stitched_returns_equal_brute_force(reference):
     table = fold_table(run)
     wf = table[table["fold"].str.startswith("wf-")]
     assert wf["grid_index"].tolist() == chosen
-    from sweep._out_of_sample import out_of_sample
+    from sweep.report._oos_selection import out_of_sample
 
     result = out_of_sample(sweep, summary, None)
     np.testing.assert_allclose(
@@ -187,7 +187,7 @@ def test_a_spec_without_validation_keeps_its_hash():
 
 def test_a_full_sample_winner_at_grid_index_0_is_held_fixed(reference):
     """Grid index 0 is a real config (it once fell through a falsy test)."""
-    from sweep._out_of_sample import out_of_sample
+    from sweep.report._oos_selection import out_of_sample
 
     run, _, _ = reference
     sweep = resolve(spec_from_dict(wf_spec()))

@@ -1,0 +1,220 @@
+"""``sweep bench amortization``: per-call against batched task times, and the law's fit.
+
+Tasks run one at a time on the driver's node (each asks for all of its CPUs) but are
+streamed two in flight, as a sweep streams them to each worker, so dispatch overlaps the
+previous task. Each task's time is its *service time*, ``end - max(submit, end of the
+previous task)``, the quantity the report fits to the telemetry of real runs; the first
+task of each stream is dropped (it pays the pipeline's fill latency). For every batch
+size B of the grid, ``reps`` tasks of B configs run (batched); one stream of single-config
+tasks gives the per-call time. ``T = O + bB`` (batched) and ``O + a`` (per call) are
+fitted jointly by :func:`stats.fit_amortization`, and the measured speedup ``S(B)`` (B
+single-config task times over one B-config task time) is set against the fitted law. The
+planner's own estimate (its pilot batches and no-op probe) is measured to compare.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from stats import fit_amortization
+from sweep.bench._workload import workload_indices
+from sweep.errors import USER_ERRORS
+from sweep.executors import RayExecutor, evaluate_on_worker
+from sweep.plan._planner import PlannerSettings, plan_batches
+from sweep.spec._resolve import ResolvedSweep
+
+
+@dataclass(frozen=True)
+class AmortizationSettings:
+    """What ``sweep bench amortization`` measures.
+
+    Attributes
+    ----------
+    batch_sizes : tuple of int
+        Batch sizes B (at least two distinct).
+    reps : int
+        Batched tasks timed per B (their median is plotted).
+    planner_configs : int
+        Configs offered to the planner for its pilot batches (0: skip the comparison; the
+        planner needs at least 128).
+    seed : int
+        Seed of the sample of grid positions evaluated.
+    """
+
+    batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    reps: int = 3
+    planner_configs: int = 2048
+    seed: int = 0
+
+
+def _exclusive_task() -> Any:
+    """The evaluation task, pinned to the driver's node and asking for all of its CPUs."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    node = ray.get_runtime_context().get_node_id()
+    cpus = next(
+        (n["Resources"].get("CPU", 1.0) for n in ray.nodes() if n["NodeID"] == node),  # type: ignore[no-untyped-call]
+        1.0,
+    )
+    return ray.remote(evaluate_on_worker).options(
+        num_cpus=cpus,
+        max_retries=0,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
+    )
+
+
+def _stream(
+    task: Any, sweep_ref: Any, batches: list[NDArray[np.int64]], in_flight: int = 2
+) -> tuple[list[float], float]:
+    """Run batches one at a time, ``in_flight`` submitted ahead.
+
+    Returns the service seconds of every task but the first, and the stream's wall time.
+    """
+    import ray
+
+    start = time.perf_counter()
+    pending: dict[Any, float] = {}
+    done: list[tuple[float, float]] = []
+    source = iter(batches)
+    while True:
+        while len(pending) < in_flight:
+            batch = next(source, None)
+            if batch is None:
+                break
+            pending[task.remote(sweep_ref, batch)] = time.time()
+        if not pending:
+            break
+        ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            submitted = pending.pop(ref)
+            _, timing = ray.get(ref)
+            done.append((submitted, float(timing.end_time)))
+    wall = time.perf_counter() - start
+    done.sort(key=lambda d: d[1])
+    services = [end - max(sub, prev_end) for (_, prev_end), (sub, end) in itertools.pairwise(done)]
+    return services, wall
+
+
+def _planner_estimate(executor: RayExecutor, sweep: ResolvedSweep, n: int) -> dict[str, Any]:
+    """The planner's plan for ``n`` configs on this cluster (or the error it raised)."""
+    todo = np.arange(min(n, len(sweep.grid)), dtype=np.int64)
+    try:
+        plan, _ = plan_batches(executor, todo, None, lambda outcome: 0.0, PlannerSettings())
+    except USER_ERRORS as exc:
+        return {"error": f"the planner failed: {exc}"}
+    return plan.to_dict()
+
+
+def _fit(sizes: list[int], batched: list[dict[str, Any]], singles: list[float]) -> dict[str, Any]:
+    x = np.concatenate([np.full(len(row["seconds"]), float(row["batch"])) for row in batched])
+    y = np.array([s for row in batched for s in row["seconds"]])
+    try:
+        f = fit_amortization(x, y, per_call_seconds=np.array(singles))
+    except USER_ERRORS as exc:
+        return {"available": False, "reason": str(exc)}
+    law = f.law
+    return {
+        "available": True,
+        "overhead_seconds": f.overhead,
+        "per_config_seconds": f.marginal,
+        "per_call_config_seconds": f.per_call_marginal,
+        "r_squared": f.r_squared,
+        "ridge_batch": law.ridge,
+        "batch_for_90pct": law.batch_for_fraction(0.9),
+        "batch_for_99pct": law.batch_for_fraction(0.99),
+        "ceiling_speedup": law.ceiling,
+    }
+
+
+def measure_amortization(sweep: ResolvedSweep, settings: AmortizationSettings) -> dict[str, Any]:
+    """Measure per-call and batched task times on one worker and fit the amortization law.
+
+    Parameters
+    ----------
+    sweep : ResolvedSweep
+        The sweep whose configs are evaluated.
+    settings : AmortizationSettings
+        Batch sizes, repetitions, planner comparison.
+
+    Returns
+    -------
+    dict
+        ``batched`` (service seconds of each timed task per B, their median) and
+        ``per_call`` (sum of B single-config task times) per B, ``speedup`` measured per B,
+        ``fit`` (O, b, a, R², ridge O/b, B*(0.9), B*(0.99), ceiling), ``planner`` (its
+        plan) and ``comparison`` (planner over fitted).
+    """
+    sizes = sorted({int(b) for b in settings.batch_sizes})
+    top = max(sizes)
+    # per call: B single-config tasks cost the sum of B single-task times
+    pool = workload_indices(len(sweep.grid), top, settings.seed)
+    import ray
+
+    task = _exclusive_task()
+    sweep_ref = ray.put(sweep)
+    _stream(task, sweep_ref, [pool[:1], pool])  # warm-up: worker start, imports, JIT
+    batched: list[dict[str, Any]] = []
+    for b in sizes:
+        services, wall = _stream(task, sweep_ref, [pool[:b]] * (settings.reps + 1))
+        batched.append(
+            {
+                "batch": b,
+                "seconds": services,
+                "median": float(statistics.median(services)),
+                "stream_wall_seconds": wall,
+            }
+        )
+    singles, _ = _stream(task, sweep_ref, [pool[i : i + 1] for i in range(max(top, 2) + 1)])
+    del sweep_ref
+    planner = None
+    if settings.planner_configs:
+        executor = RayExecutor()  # every worker, as a sweep on this cluster would plan
+        executor.start(sweep)
+        try:
+            planner = _planner_estimate(executor, sweep, settings.planner_configs)
+        finally:
+            executor.close()
+    per_call: list[dict[str, Any]] = [
+        {"batch": b, "seconds": float(sum(singles[:b]))} for b in sizes
+    ]
+    speedup = [
+        {"batch": b, "speedup": pc["seconds"] / bt["median"]}
+        for b, pc, bt in zip(sizes, per_call, batched, strict=True)
+    ]
+    fit = _fit(sizes, batched, singles)
+    comparison = None
+    if planner is not None and fit["available"] and planner.get("overhead_seconds"):
+        comparison = {
+            "overhead_planner_over_fit": planner["overhead_seconds"] / fit["overhead_seconds"]
+            if fit["overhead_seconds"] > 0
+            else None,
+            "per_config_planner_over_fit": planner["per_config_seconds"]
+            / fit["per_config_seconds"],
+            "law_batch_planner": planner.get("law_batch"),
+            "law_batch_fit": fit["batch_for_99pct"],
+        }
+    return {
+        "kind": "amortization",
+        "workers": 1,
+        "reps": settings.reps,
+        "batch_sizes": sizes,
+        "method": "one task at a time on the driver's node, streamed two in flight as a "
+        "sweep streams to a worker; task time = service time (end - max(submit, previous "
+        "end)), first task of each stream dropped; batched: reps tasks of B configs; per "
+        "call: single-config tasks",
+        "batched": batched,
+        "per_call": per_call,
+        "per_call_single": {"median": float(statistics.median(singles)), "tasks": len(singles)},
+        "speedup": speedup,
+        "fit": fit,
+        "planner": planner,
+        "comparison": comparison,
+    }

@@ -1,0 +1,884 @@
+"""The ``sweep`` command line (typer).
+
+Exit codes: 0 ok, 1 the sweep failed, 2 bad input, 130 Ctrl-C, 143 SIGTERM. User text
+(paths, names, messages, cells) is printed as plain text, never read as rich markup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import math
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from sweep.cli._output import check_output_file, check_output_folder, writing
+from sweep.common import _signals
+from sweep.common._numba_cache import ensure_numba_cache
+from sweep.errors import USER_ERRORS, ExecutionError, SpecError, SweepError, exit_code
+from sweep.spec._models import SweepSpec, load_spec
+from sweep.spec._resolve import ResolvedSweep
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from sweep.plan._preflight import SweepPlan
+    from sweep.run._driver import RunSummary
+    from sweep.run._status import LiveRate
+    from sweep.store._record import LockInfo
+
+app = typer.Typer(
+    name="sweep",
+    help="Distributed, resumable, auditable parameter sweeps for trading-strategy backtests.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _say(console: Console, text: str) -> None:
+    """Print plain text: paths, names and messages are never read as markup."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _interrupted(exc: KeyboardInterrupt, message: str) -> typer.Exit:
+    """Report Ctrl-C (exit 130) or SIGTERM (exit 143) in one line."""
+    what = "terminated (SIGTERM)" if isinstance(exc, _signals.Terminated) else "interrupted"
+    _say(err, f"{what}: {message}")
+    return typer.Exit(_signals.exit_code(exc))
+
+
+def _interruptible(func: Callable[P, R]) -> Callable[P, R]:
+    """A command that a Ctrl-C or SIGTERM ends with one line and exit 130 or 143."""
+
+    @functools.wraps(func)
+    def command(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except (KeyboardInterrupt, ImportError) as exc:  # ImportError: see interrupt_behind
+            interrupt = _signals.interrupt_behind(exc)
+            if interrupt is None:
+                raise
+            raise _interrupted(interrupt, f"sweep {func.__name__} stopped") from None
+
+    return command
+
+
+def _print_version(value: bool) -> None:
+    if not value:
+        return
+    from sweep._version import ENGINE_VERSION
+    from sweep.common._environment import library_versions
+
+    lines = [f"raysweep {ENGINE_VERSION}"]
+    lines += [f"  {name:<11} {v or 'not installed'}" for name, v in library_versions().items()]
+    _say(out, "\n".join(lines))
+    raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the engine version and the library versions a report records.",
+        ),
+    ] = False,
+) -> None:
+    """Distributed, resumable, auditable parameter sweeps for trading-strategy backtests."""
+
+
+class ExecutorKind(StrEnum):
+    """Where batches run."""
+
+    auto = "auto"
+    local = "local"
+    ray = "ray"
+
+
+class OnErrorMode(StrEnum):
+    """What a config that raises does to the sweep."""
+
+    record = "record"
+    raise_ = "raise"
+
+
+class OutputFormat(StrEnum):
+    """Output formats of ``sweep results``."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+
+
+def _fail(exc: BaseException, code: int) -> typer.Exit:
+    err.print(Text.assemble(("error:", "bold red"), " ", str(exc)), soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _load_spec(path: Path) -> SweepSpec:
+    """:func:`load_spec`, with a spec that is not UTF-8 text refused as bad input."""
+    try:
+        return load_spec(path)
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"spec: expected a UTF-8 text file, got {str(path)!r} with byte "
+            f"0x{exc.object[exc.start]:02x} at offset {exc.start} ({exc.reason})"
+        ) from exc
+
+
+def _check_workers(executor: ExecutorKind, workers: int | None) -> None:
+    if workers is not None and executor is ExecutorKind.local:
+        raise SweepError(
+            "--workers: applies only with --executor ray or auto (it caps the CPUs of the "
+            "local Ray cluster the sweep starts); the local executor runs in this process. "
+            f"Got --workers {workers} with --executor {executor.value}: use --executor ray "
+            "or auto, or drop --workers"
+        )
+
+
+def _parse_batch_size(text: str) -> int | None:
+    if text == "auto":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SweepError(f"--batch-size: expected 'auto' or a positive integer, got {text!r}")
+    return value
+
+
+RunDirOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--run-dir",
+        help="Run folder: a path or a URI such as s3://bucket/prefix (default: runs/<spec name>).",
+    ),
+]
+ExecutorOpt = Annotated[
+    ExecutorKind,
+    typer.Option(
+        "--executor",
+        help="Where batches run. auto: Ray with --address, else in-process unless a local "
+        "Ray cluster is predicted to finish first (the choice is recorded).",
+    ),
+]
+AddressOpt = Annotated[
+    str | None, typer.Option("--address", envvar="RAY_ADDRESS", help="Ray cluster to join.")
+]
+WorkersOpt = Annotated[
+    int | None, typer.Option("--workers", min=1, help="Cap on Ray CPUs for a local cluster.")
+]
+BatchOpt = Annotated[
+    str, typer.Option("--batch-size", help="'auto' (amortization law) or configs per task.")
+]
+OnErrorOpt = Annotated[
+    OnErrorMode,
+    typer.Option("--on-error", help="record: keep going; raise: stop at the first failing config."),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+AllowImportOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-import",
+        help="A strategy module the run folder may import (repeatable); built-ins need none.",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class _RunOptions:
+    """The options ``run`` and ``resume`` share, checked before anything is read."""
+
+    executor: ExecutorKind
+    address: str | None
+    workers: int | None
+    batch_size: int | None  # None: 'auto'
+    on_error: OnErrorMode
+    quiet: bool
+
+
+def _run_options(
+    executor: ExecutorKind,
+    address: str | None,
+    workers: int | None,
+    batch_size: str,
+    on_error: OnErrorMode,
+    quiet: bool,
+) -> _RunOptions:
+    _check_workers(executor, workers)
+    return _RunOptions(executor, address, workers, _parse_batch_size(batch_size), on_error, quiet)
+
+
+def _execute(spec: SweepSpec | ResolvedSweep, run_dir: str, options: _RunOptions) -> None:
+    from sweep.run._driver import run_sweep
+
+    try:
+        summary = run_sweep(
+            spec,
+            run_dir,
+            executor=options.executor.value,
+            batch_size=options.batch_size,
+            on_error="raise" if options.on_error is OnErrorMode.raise_ else "record",
+            progress=not options.quiet,
+            address=options.address,
+            workers=options.workers,
+        )
+    except KeyboardInterrupt as exc:
+        raise _interrupted(exc, _interrupted_run(run_dir)) from None
+    _say(out, "\n".join(_summary_lines(summary)))
+    if summary.total and summary.done >= summary.total and summary.failed >= summary.total:
+        _every_config_failed(summary.run_dir, summary.total)
+
+
+def _summary_lines(summary: RunSummary) -> list[str]:
+    """What ``run`` and ``resume`` print when the sweep ends."""
+    lines = [
+        f"run folder: {summary.run_dir}",
+        f"configs:    {summary.done:,} / {summary.total:,} done "
+        f"({summary.computed:,} computed now, "
+        f"{summary.failed:,} failed)",
+        f"batch size: {summary.plan.batch_size} ({summary.plan.source})",
+    ]
+    choice = summary.executor_choice
+    if choice is not None:
+        how = "auto: " if choice.requested == "auto" else ""
+        lines.insert(2, _fields([f"executor:   {choice.chosen} ({how}{choice.reason})"], 12))
+    if summary.quarantined:
+        lines.append(f"recomputed: {len(summary.quarantined)} corrupt part(s) moved to quarantine/")
+    if summary.table_hash:
+        lines.append(f"table hash: {summary.table_hash}")
+        lines.append(f"results:    sweep results {summary.run_dir} --top 10")
+        lines.append(f"report:     sweep report {summary.run_dir}")
+    return lines
+
+
+def _interrupted_run(run_dir: str) -> str:
+    """What an interrupted ``run``/``resume`` left behind, and the next command."""
+    from sweep.store._run_store import RunStore
+
+    started = False
+    with contextlib.suppress(Exception):  # best effort: the folder may be unreachable
+        started = RunStore(run_dir).exists()
+    if started:
+        return f"finished parts are saved. Continue with: sweep resume {run_dir}"
+    return "stopped before the sweep started; nothing to resume"
+
+
+def _every_config_failed(run_dir: str, total: int) -> None:
+    """Fail the command (exit 1) for a sweep in which no config succeeded."""
+    from sweep.run._status import first_error
+
+    raise ExecutionError(
+        f"every config failed ({total:,} of {total:,}), so there is nothing to rank or report; "
+        f"the first error: {first_error(run_dir)}. Fix the strategy, its parameters or the "
+        f"data; every config's error is listed by: sweep results {run_dir} --columns "
+        "config_id,error --format csv"
+    )
+
+
+@app.command()
+@_interruptible
+def run(
+    spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML).")],
+    run_dir: RunDirOpt = None,
+    executor: ExecutorOpt = ExecutorKind.auto,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    batch_size: BatchOpt = "auto",
+    on_error: OnErrorOpt = OnErrorMode.record,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run a sweep (or continue it, if the run folder already holds it)."""
+    options = _run_options(executor, address, workers, batch_size, on_error, quiet)
+    sweep_spec = _load_spec(spec)
+    _execute(sweep_spec, run_dir or str(Path("runs") / sweep_spec.name), options)
+
+
+@app.command()
+@_interruptible
+def resume(
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI) to continue.")],
+    executor: ExecutorOpt = ExecutorKind.auto,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    batch_size: BatchOpt = "auto",
+    on_error: OnErrorOpt = OnErrorMode.record,
+    quiet: QuietOpt = False,
+    allow_import: AllowImportOpt = None,
+) -> None:
+    """Continue a sweep from its run folder (the spec is read from its manifest)."""
+    from sweep.store._run_store import RunStore
+    from sweep.store._trust import resolve_recorded
+
+    options = _run_options(executor, address, workers, batch_size, on_error, quiet)
+    manifest = RunStore(run_dir).load_manifest()
+    sweep = resolve_recorded(manifest, run_dir, allow_import or ())
+    _execute(sweep, run_dir, options)
+
+
+@app.command()
+@_interruptible
+def status(
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show progress of a run folder: done, failed, parts, sessions, last activity, hash."""
+    from sweep.run._status import run_status
+
+    info = run_status(run_dir)
+    if as_json:
+        out.print_json(json.dumps(info.to_json()))
+        return
+    total, done = info.total, info.done
+    share = done / total if total else 1.0
+    filled = round(30 * share)
+    lines = [
+        f"name:          {info.name}",
+        f"progress:      [{'#' * filled}{'.' * (30 - filled)}] {share:.1%}",
+        f"configs:       {done:,} of {total:,} done, {info.failed:,} failed, "
+        f"{info.remaining:,} remaining",
+        f"parts:         {info.parts:,} good"
+        + (f", {len(info.bad_parts)} bad (left out)" if info.bad_parts else ""),
+        f"last activity: {info.last_activity or '-'}",
+        f"driver:        {_driver_text(info.lock)}",
+        *_live_lines(info.live),
+        f"table hash:    {info.table_hash or '- (until every config is done)'}",
+    ]
+    if info.live is not None:
+        lines.append(f"next:          a driver is running; follow it with: sweep status {run_dir}")
+    elif info.remaining:
+        lines.append(f"next:          sweep resume {run_dir}")
+    else:
+        lines.append(f"next:          sweep report {run_dir}   (or: sweep results {run_dir})")
+    _say(out, "\n".join(lines))
+    sessions = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in ("session", "start (UTC)", "end", "host", "executor", "status", "configs"):
+        sessions.add_column(header, no_wrap=True)
+    for s in info.sessions:
+        sessions.add_row(
+            *map(
+                Text,
+                (
+                    str(s.id),
+                    _when(s.start),
+                    _when(s.end, s.start),
+                    str(s.host),
+                    str(s.executor or ""),
+                    str(s.status),
+                    f"{_session_configs(s.id, s.configs_computed, info.live):,}",
+                ),
+            )
+        )
+    out.print()
+    out.print(sessions)
+
+
+def _when(stamp: str | None, same_day_as: str | None = None) -> str:
+    """An ISO time as ``YYYY-MM-DD HH:MM:SS`` (only the time when on ``same_day_as``'s day)."""
+    if not stamp:
+        return "-"
+    day, _, rest = stamp.partition("T")
+    clock = rest[:8]
+    return clock if same_day_as and same_day_as.startswith(day) else f"{day} {clock}"
+
+
+def _session_configs(session: int, recorded: int | None, live: LiveRate | None) -> int:
+    """Configs a session computed: recorded at its end, live from telemetry while running."""
+    if live is not None and session == live.session:
+        return live.configs
+    return int(recorded or 0)
+
+
+def _live_lines(live: LiveRate | None) -> list[str]:
+    """The running session's rate and time left (nothing when no driver runs)."""
+    if live is None:
+        return []
+    from sweep.plan._eta import Eta
+
+    estimate = Eta(live.configs_per_second, live.seconds_left)
+    if not estimate.known:
+        return [f"rate:          - (session {live.session} is planning; no task done yet)"]
+    return [
+        f"rate:          {estimate.rate_text()} (session {live.session}, "
+        f"{live.executor}, {live.configs:,} configs so far)",
+        f"time left:     {estimate.left_text()} at that rate",
+    ]
+
+
+def _driver_text(lock: LockInfo | None) -> str:
+    if lock is None or not lock.usable:
+        return "none running"
+    return f"lock held by pid {lock.pid} on {lock.host}"
+
+
+@app.command()
+@_interruptible
+def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")]) -> None:
+    """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch)."""
+    from sweep.run._status import verify_run
+
+    report = verify_run(run_dir).to_json()
+    for check in report["bad_parts"]:
+        _say(err, f"BAD PART parts/{check['name']}: {check['reason']}")
+    for check in report["bad_telemetry"]:
+        _say(
+            err,
+            f"bad telemetry telemetry/{check['name']}: {check['reason']} (results unaffected)",
+        )
+    _say(out, f"parts verified: {report['good_parts']} good, {len(report['bad_parts'])} bad")
+    if report["bad_parts"]:
+        _say(err, "resume the sweep to recompute the configs of the bad parts")
+        raise typer.Exit(1)
+    _say(out, f"configs: {report['done']:,} / {report['total']:,}")
+    if report["table_hash"]:
+        _say(out, f"table hash: {report['table_hash']}")
+    if report["null_summary_hash"]:
+        _say(out, f"null summary hash: {report['null_summary_hash']}")
+
+
+def _folds_text(run_dir: str, frame: pd.DataFrame) -> str:
+    """``sweep results --folds`` on screen: each fold's test window, choice and metrics."""
+    from sweep.store._run_store import RunStore
+
+    varying = RunStore(run_dir).load_manifest().grid.varying
+    metric = next(c for c in frame.columns if c.startswith("in_sample_"))
+    view = frame[["fold", "test", *varying, metric, "oos_sharpe"]].copy()
+    # A CPCV split tests several windows: the first, and how many more (csv has all).
+    view["test"] = [
+        t if " + " not in t else f"{t.split(' + ')[0]} (+{t.count(' + ')})" for t in view["test"]
+    ]
+    view = view.rename(columns={metric: metric.replace("in_sample_", "is_")})
+    return view.to_string(index=False, float_format=lambda v: f"{v:.3g}") + "\n"
+
+
+@app.command()
+@_interruptible
+def results(
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
+    top: Annotated[int | None, typer.Option("--top", min=1, help="Only the best K rows.")] = None,
+    sort: Annotated[
+        str, typer.Option("--sort", help="Metric to sort by (descending).")
+    ] = "excess_sharpe_ann",
+    columns: Annotated[
+        str | None,
+        typer.Option("--columns", help="Table columns, comma-separated (default: key ones)."),
+    ] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Every column in the table (but PBO block sums).")
+    ] = False,
+    fmt: Annotated[
+        OutputFormat, typer.Option("--format", help="Output format.")
+    ] = OutputFormat.table,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to a file.")] = None,
+    folds: Annotated[
+        bool, typer.Option("--folds", help="The validation folds instead: each fold's choice.")
+    ] = False,
+    allow_import: AllowImportOpt = None,
+) -> None:
+    """Print or export a run folder's results (the table view rounds; csv/json/parquet do not)."""
+    from sweep.report._oos_selection import fold_table
+    from sweep.run._status import results_frame
+
+    if output is not None:
+        check_output_file(output, "--output")
+    elif fmt is OutputFormat.parquet:
+        raise SweepError("--format parquet: expected --output FILE (parquet is not printed)")
+    if folds:
+        frame = fold_table(run_dir, tuple(allow_import or ()))
+    else:
+        frame, notes = results_frame(run_dir, sort, top)
+        for note in notes:
+            _say(err, f"note: {note}")
+        if fmt is OutputFormat.table:
+            _print_results_table(run_dir, frame, columns, show_all, output)
+            return
+    text = (
+        ""
+        if fmt is OutputFormat.parquet
+        else (
+            _folds_text(run_dir, frame) if fmt is OutputFormat.table else _results_text(frame, fmt)
+        )
+    )
+    if output is None:
+        sys.stdout.write(text)
+        return
+    with writing(output, "--output"):
+        if fmt is OutputFormat.parquet:
+            frame.to_parquet(output, index=False)
+        else:
+            output.write_text(text, encoding="utf-8")
+
+
+def _results_text(frame: pd.DataFrame, fmt: OutputFormat) -> str:
+    text: str = (
+        frame.to_csv(index=False)
+        if fmt is OutputFormat.csv
+        else frame.to_json(orient="records", indent=1)
+    )
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _print_results_table(
+    run_dir: str, frame: pd.DataFrame, columns: str | None, show_all: bool, output: Path | None
+) -> None:
+    """The readable table: fitted to a terminal; whole on a pipe or in a file."""
+    from sweep.cli._results_view import results_table_view, view_columns
+    from sweep.store._run_store import RunStore
+
+    grid = RunStore(run_dir).load_manifest().grid
+    params = grid.varying or grid.param_names
+    names = None if columns is None else [c.strip() for c in columns.split(",") if c.strip()]
+    shown = view_columns(frame, params, names, show_all)
+    keep = 1 + sum(p in shown for p in params)
+    if output is not None:
+        with writing(output, "--output"), output.open("w", encoding="utf-8") as fh:
+            console = Console(file=fh, width=10_000)
+            console.print(results_table_view(frame, shown, console, keep, fit=False)[0])
+        return
+    fit = sys.stdout.isatty()  # rich may call a pipe a terminal (FORCE_COLOR, TTY_COMPATIBLE)
+    console = out if fit else Console(width=10_000)
+    table, hidden = results_table_view(frame, shown, console, keep, fit=fit)
+    console.print(table)
+    if hidden:
+        _say(
+            err,
+            f"not shown (terminal too narrow): {', '.join(hidden)}\n"
+            "widen the terminal, pick --columns, or use --format csv",
+        )
+
+
+@app.command()
+@_interruptible
+def strategies() -> None:
+    """List the built-in strategies and their parameters."""
+    from strategies import available_strategies, get_strategy
+
+    table = Table("strategy", "version", "parameters")
+    for name in available_strategies():
+        s = get_strategy(name)
+        params = ", ".join(
+            f"{p.name}: {p.kind}" + (f" = {p.default}" if p.default is not None else "")
+            for p in s.params
+        )
+        table.add_row(Text(name), Text(s.version), Text(params))
+    out.print(table)
+
+
+@app.command("check-strategy")
+@_interruptible
+def check_strategy_command(
+    spec_path: Annotated[Path, typer.Argument(metavar="SPEC", help="Sweep spec (TOML).")],
+    configs: Annotated[
+        int, typer.Option("--configs", min=1, help="Configs checked, spread over the grid.")
+    ] = 5,
+    cuts: Annotated[
+        int, typer.Option("--cuts", min=1, help="Cut dates per config (prices after each move).")
+    ] = 8,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the perturbations.")] = 0,
+) -> None:
+    """Look-ahead check: perturb prices after t; report any weight at or before t that changed.
+
+    Exit 0 when no checked config looks ahead, 1 when one does (the first offending period
+    is named), 2 on bad input (a batch-kernel strategy exposes no weights to check).
+    """
+    from sweep.cli._check_strategy import check_strategy
+
+    reports = check_strategy(_load_spec(spec_path), n_configs=configs, n_cuts=cuts, seed=seed)
+    width = max(40, out.width)
+    for report in reports:
+        mark = "ok    " if report.clean else "FAIL  "
+        _say(
+            out,
+            textwrap.fill(
+                report.message(),
+                width,
+                initial_indent=mark,
+                subsequent_indent=" " * 6,
+                break_on_hyphens=False,
+            ),
+        )
+    bad = [r for r in reports if not r.clean]
+    if bad:
+        _say(err, f"look-ahead check failed for {len(bad)} of {len(reports)} configs")
+        raise typer.Exit(1)
+
+
+def _check_alpha(value: float) -> float:
+    if not 0.0 < value < 1.0:
+        raise typer.BadParameter(f"expected a level strictly between 0 and 1, got {value:g}")
+    return value
+
+
+@app.command()
+@_interruptible
+def report(
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Output folder (default: RUN_DIR/report; ./report-<name> for a URI)."
+        ),
+    ] = None,
+    heatmap: Annotated[
+        str | None,
+        typer.Option("--heatmap", help="Heatmap axes X,Y (default: the two with most values)."),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows of the top-configs table.")] = 10,
+    bench_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--bench", help="Folder of sweep bench results (default: RUN_DIR/bench, runs/bench)."
+        ),
+    ] = None,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha",
+            callback=_check_alpha,
+            help="Level of the sweep-wide tests, StepM and the verdict (0 < alpha < 1).",
+        ),
+    ] = 0.05,
+    quiet: QuietOpt = False,
+    allow_import: AllowImportOpt = None,
+) -> None:
+    """Write the audit report of a run folder: report.json, report.md and report.html."""
+    from sweep.report import ReportOptions, build_report, default_out_dir, write_report
+    from sweep.report._cli_support import parse_heatmap, summary_lines
+
+    if out_dir is not None:
+        check_output_folder(out_dir, "--out")
+    options = ReportOptions(
+        top_k=top,
+        heatmap=parse_heatmap(heatmap),
+        bench_dir=None if bench_dir is None else str(bench_dir),
+        alpha=alpha,
+        progress=not quiet,
+        allow_import=tuple(allow_import or ()),
+    )
+    try:
+        built = build_report(run_dir, options)
+        target = out_dir or default_out_dir(run_dir)
+        check_output_folder(target, "--out")
+        with writing(target, "--out"):
+            files = write_report(built, target)
+    except KeyboardInterrupt as exc:
+        raise _interrupted(exc, "no complete report was written; run sweep report again") from None
+    _say(out, "\n".join(summary_lines(built, files)))
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
+def _wall(seconds: float) -> str:
+    from sweep.plan._eta import format_duration
+
+    return f"{seconds:.2f} s" if seconds < 60 else format_duration(seconds)
+
+
+def _fields(lines: list[str], indent: int = 13) -> str:
+    """``label:   text`` lines wrapped to the terminal, continued under the text."""
+    import textwrap
+
+    width = max(40, min(out.width, 100))
+    wrapped = []
+    for line in lines:
+        wrapped += textwrap.wrap(
+            line,
+            width,
+            subsequent_indent=" " * indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        ) or [""]
+    return "\n".join(wrapped)
+
+
+def _plan_lines(found: SweepPlan) -> list[str]:
+    """``sweep plan`` on screen: the grid, the measurements, the crossover and the choice."""
+    axes = " x ".join(f"{name} {size}" for name, size in found.axes)
+    product = math.prod(size for _, size in found.axes)
+    if product != found.configs:
+        axes += f": {product:,} combinations before zip groups and constraints"
+    local = found.local
+    lines = [
+        f"sweep:       {found.name}: {found.configs:,} configs ({axes})",
+        f"in-process:  b {_ms(local.per_config_seconds)} per config, "
+        f"O {_ms(local.overhead_seconds)} per task",
+    ]
+    ray = found.ray
+    if ray is None:
+        lines.append(f"Ray:         {found.ray_note}")
+    else:
+        where = ray.describe.get("address", "")
+        lines.append(
+            f"Ray:         {ray.workers} workers ({where} cluster), start-up "
+            f"{_ms(ray.startup_seconds)}, b {_ms(ray.per_config_seconds)} per config, "
+            f"O {_ms(ray.overhead_seconds)} per task"
+        )
+    lines.append(f"scaling:     {found.scaling.source}")
+    return lines
+
+
+def _plan_table(found: SweepPlan) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in ("executor", "workers", "batch", "tasks", "wall", "vs in-process"):
+        table.add_column(header, justify="left" if header == "executor" else "right")
+    base = found.predictions[0].wall.seconds
+    for row in found.predictions:
+        w = row.wall
+        table.add_row(
+            "in-process" if row.executor == "local" else "ray",
+            str(w.workers),
+            f"{w.batch_size:,}",
+            f"{w.tasks:,}",
+            _wall(w.seconds),
+            f"{base / w.seconds:.2f}x" if w.seconds > 0 else "-",
+        )
+    return table
+
+
+def _plan_footer(found: SweepPlan) -> list[str]:
+    lines = []
+    if found.ray is not None:
+        cross = found.crossover_configs
+        n = found.ray.workers
+        lines.append(
+            f"crossover:   Ray ({n} workers) beats in-process above {cross:,} configs"
+            if cross is not None
+            else f"crossover:   none: Ray ({n} workers) is not predicted to beat in-process"
+        )
+    choice = found.choice
+    lines.append(f"auto:        {choice.chosen} ({choice.reason})")
+    lines += [f"assumes:     {a}" for a in found.assumptions[:1]]
+    lines.append("             (sweep plan --json has every measurement)")
+    return lines
+
+
+@app.command()
+@_interruptible
+def plan(
+    spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML).")],
+    address: AddressOpt = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="CPUs of the local Ray cluster (N predicted)."),
+    ] = None,
+    no_ray: Annotated[
+        bool, typer.Option("--no-ray", help="Measure in-process only (no crossover).")
+    ] = False,
+    bench_dir: Annotated[
+        Path | None,
+        typer.Option("--bench", help="Folder of sweep bench results (default runs/bench)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Know before you launch: measure b and O, predict wall times, name the crossover."""
+    from sweep.plan._preflight import plan_sweep
+    from sweep.spec._resolve import resolve
+
+    if no_ray and (address or workers):
+        raise SweepError(
+            "--no-ray: measures in-process only, so --address and --workers do not apply; "
+            f"got --address {address!r} and --workers {workers!r}"
+        )
+    sweep = resolve(_load_spec(spec))
+    found = plan_sweep(
+        sweep,
+        address=address,
+        workers=workers,
+        with_ray=not no_ray,
+        bench_dir=None if bench_dir is None else str(bench_dir),
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(found.to_json(), indent=2) + "\n")
+        return
+    _say(out, _fields(_plan_lines(found)))
+    out.print()
+    out.print(_plan_table(found))
+    out.print()
+    _say(out, _fields(_plan_footer(found)))
+
+
+class BenchKind(StrEnum):
+    """What ``sweep bench`` measures."""
+
+    overhead = "overhead"
+    amortization = "amortization"
+    scaling = "scaling"
+
+
+@app.command()
+@_interruptible
+def bench(
+    kind: Annotated[BenchKind, typer.Argument(help="What to measure.")],
+    address: AddressOpt = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="overhead: workers (and CPUs of a local cluster); scaling: largest p.",
+        ),
+    ] = None,
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Folder for <kind>.json and <kind>.png.")
+    ] = Path("runs/bench"),
+    spec: Annotated[
+        Path | None,
+        typer.Option("--spec", help="Sweep spec evaluated (default examples/momentum.toml)."),
+    ] = None,
+) -> None:
+    """Measure the Ray cluster: per-task overhead, batching amortization, or scaling (USL)."""
+    from sweep.bench import run_bench
+    from sweep.bench._run import bench_table  # a rich Table: the CLI's, not library API
+
+    outcome = run_bench(kind.value, address=address, workers=workers, spec=spec, out=out_dir)
+    out.print(bench_table(outcome.result))
+    _say(out, f"wrote {outcome.files['json']} and {outcome.files['png']}")
+
+
+def main() -> None:
+    """Console-script entry point: map errors to exit codes and one-paragraph messages.
+
+    Usage errors (unknown command or option, missing argument) are handled by typer in
+    standalone mode: a usage message and exit code 2. An error of
+    :data:`sweep.errors.USER_ERRORS` raised by a command (a :class:`SweepError`, or a
+    strategy's or a statistic's error) prints its message and exits with its code (2 for bad
+    input, 1 for a failed sweep), without a traceback. A Ctrl-C exits 130 and a SIGTERM 143,
+    each with one line (a running sweep first records its session as interrupted and
+    releases its lock). numba is given a writable cache folder first
+    (:func:`sweep.common._numba_cache.ensure_numba_cache`).
+    """
+    _signals.install()
+    ensure_numba_cache()
+    try:
+        app()
+    except USER_ERRORS as exc:
+        raise SystemExit(_fail(exc, exit_code(exc)).exit_code) from None
+    except ImportError as exc:  # a Ctrl-C that landed in a C extension's initialisation
+        interrupt = _signals.interrupt_behind(exc)
+        if interrupt is None:
+            raise
+        raise SystemExit(_interrupted(interrupt, "sweep stopped").exit_code) from None

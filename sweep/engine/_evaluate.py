@@ -1,0 +1,358 @@
+"""Evaluate a batch of grid positions: params, ids, seeds, strategy, metrics -> one table.
+
+This is the pure unit of work every executor runs (in-process or in a Ray task). A config's
+row depends only on the strategy, its params, the data, the root seed and the metric options.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, overload
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from stats import (
+    FoldSummary,
+    NullSummary,
+    ResampleDraws,
+    merge_fold_summaries,
+    merge_null_summaries,
+    summarize_folds,
+    summarize_null,
+)
+from strategies import StrategyOutput
+from sweep.data._benchmark import benchmark_returns
+from sweep.engine._heap import retain_freed_memory
+from sweep.engine._metrics import (
+    FLOAT_METRICS,
+    INT_METRICS,
+    block_columns,
+    config_metrics,
+    shared_draws,
+)
+from sweep.spec._config_identity import STRATEGY_STREAM, config_ids, config_stream
+from sweep.spec._models import MetricOptions
+from sweep.spec._resolve import ResolvedSweep
+from sweep.store._fold_summary import with_folds
+from sweep.store._null_summary import with_summary
+
+STATUS_OK = "ok"
+STATUS_ERROR = "error"
+
+
+def metric_settings(sweep: ResolvedSweep) -> MetricOptions:
+    """The metric settings of a sweep: its spec's ``[metrics]``."""
+    return sweep.spec.metrics
+
+
+def sweep_draws(sweep: ResolvedSweep) -> ResampleDraws | None:
+    """The sweep's shared bootstrap draws (None when ``bootstrap_reps = 0``)."""
+    m = sweep.spec.metrics
+    if not m.bootstrap_reps:
+        return None
+    return shared_draws(
+        sweep.spec.seed, sweep.n_returns, m.block_length, m.bootstrap_reps, m.bootstrap_method
+    )
+
+
+def _arrow_type(values: NDArray[Any]) -> pa.DataType:
+    return {"i": pa.int64(), "f": pa.float64(), "b": pa.bool_()}.get(values.dtype.kind, pa.string())
+
+
+def results_schema(sweep: ResolvedSweep) -> pa.Schema:
+    """The schema of a sweep's results table (and of every part).
+
+    Columns: ``config_id`` (string), ``grid_index`` (int64), one column per parameter in grid
+    order, ``status`` (``"ok"``/``"error"``), ``error`` (message or null), the metrics of
+    :func:`sweep.engine._metrics.config_metrics`.
+    """
+    sum_names, sq_names = block_columns(sweep.spec.metrics.pbo_blocks)
+    fields = [
+        pa.field("config_id", pa.string(), nullable=False),
+        pa.field("grid_index", pa.int64(), nullable=False),
+    ]
+    fields += [pa.field(a.name, _arrow_type(a.values), nullable=False) for a in sweep.grid.axes]
+    fields += [pa.field("status", pa.string(), nullable=False), pa.field("error", pa.string())]
+    fields += [pa.field(n, pa.int64(), nullable=False) for n in INT_METRICS[:2]]
+    fields += [pa.field(n, pa.float64(), nullable=False) for n in FLOAT_METRICS]
+    fields += [pa.field("blk_n", pa.int64(), nullable=False)]
+    fields += [pa.field(n, pa.float64(), nullable=False) for n in [*sum_names, *sq_names]]
+    return pa.schema(fields)
+
+
+class _LazyGenerators(Sequence[np.random.Generator]):
+    """The strategy stream of each config, created on first use (most strategies never ask)."""
+
+    def __init__(self, root_seed: int, ids: Sequence[str]) -> None:
+        self._root = root_seed
+        self._ids = ids
+        self._made: dict[int, np.random.Generator] = {}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, i: int) -> np.random.Generator: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[np.random.Generator]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i not in self._made:
+            seed = config_stream(self._root, self._ids[i], STRATEGY_STREAM)
+            self._made[i] = np.random.default_rng(seed)
+        return self._made[i]
+
+
+def config_ids_at(sweep: ResolvedSweep, params: dict[str, NDArray[Any]]) -> list[str]:
+    """The config ids of aligned parameter arrays (see :func:`sweep.config_id`)."""
+    return config_ids(sweep.strategy.name, sweep.strategy.version, params)
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """The outcome of one batch: its rows and how long the work took inside the task."""
+
+    table: pa.Table
+    compute_seconds: float
+    n_errors: int
+    first_error: str | None
+
+
+def _checked(output: StrategyOutput, n: int, t: int) -> StrategyOutput:
+    shape = output.returns.shape
+    if shape != (n, t) or output.turnover.shape != (n, t) or output.n_trades.shape != (n,):
+        raise ValueError(
+            f"strategy returned returns {shape}, turnover {output.turnover.shape}, n_trades "
+            f"{output.n_trades.shape}; expected ({n}, {t}), ({n}, {t}), ({n},)"
+        )
+    return output
+
+
+def _run_strategy(
+    sweep: ResolvedSweep, params: dict[str, NDArray[Any]], rngs: _LazyGenerators
+) -> tuple[StrategyOutput, list[str | None]]:
+    """Run the strategy on a sub-batch; if it raises, re-run config by config.
+
+    Returns the output (zero rows for configs that raised) and one error message or None
+    per config.
+    """
+    n, t = len(rngs), sweep.n_returns
+    errors: list[str | None] = [None] * n
+    try:
+        return _checked(sweep.strategy.evaluate(sweep.panel, params, rngs), n, t), errors
+    except Exception:
+        returns, turnover = np.zeros((n, t)), np.zeros((n, t))
+        trades = np.zeros(n, dtype=np.int64)
+        for j in range(n):
+            one = {k: v[j : j + 1] for k, v in params.items()}
+            try:
+                out = _checked(sweep.strategy.evaluate(sweep.panel, one, rngs[j : j + 1]), 1, t)
+            except Exception as exc:
+                errors[j] = f"{type(exc).__name__}: {exc}"
+                continue
+            returns[j], turnover[j], trades[j] = out.returns[0], out.turnover[0], out.n_trades[0]
+        return StrategyOutput(returns, turnover, trades), errors
+
+
+def config_returns(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Recompute the per-period returns of the configs at grid positions ``indices``.
+
+    Returns depend only on the config, the data and the root seed, so they are recomputed
+    exactly (bit for bit the series the stored metrics were computed from) instead of kept.
+
+    Parameters
+    ----------
+    sweep : ResolvedSweep
+        The sweep.
+    indices : ndarray of int64
+        Grid positions.
+
+    Returns
+    -------
+    ndarray of float64, shape (len(indices), n_returns)
+        One row per index, in the order given; a config whose strategy raises gets NaNs.
+    """
+    idx = np.asarray(indices, dtype=np.int64)
+    out = np.full((idx.shape[0], sweep.n_returns), np.nan)
+    for lo in range(0, idx.shape[0], SUB_BATCH):
+        chunk = idx[lo : lo + SUB_BATCH]
+        params = sweep.grid.params_at(chunk)
+        rngs = _LazyGenerators(sweep.spec.seed, config_ids_at(sweep, params))
+        output, errors = _run_strategy(sweep, params, rngs)
+        failed = np.array([e is not None for e in errors])
+        output.returns[failed] = np.nan
+        out[lo : lo + chunk.shape[0]] = output.returns
+    return out
+
+
+#: Configs pushed through strategy and metrics together inside one batch (keeps the
+#: scratch arrays in cache and the memory of a large batch bounded).
+SUB_BATCH = 64
+
+
+@dataclass(frozen=True)
+class _Rows:
+    data: dict[str, Any]
+    errors: list[str | None]
+    summary: NullSummary | None
+    folds: FoldSummary | None
+
+
+#: Metric columns that are sums over a config's periods: finite returns can still overflow them.
+SUM_METRICS = ("mean", "std", "excess_mean", "excess_std", "turnover")
+
+
+def _period(dates: NDArray[np.datetime64], k: int) -> str:
+    """Return period ``k`` as a person reads it: it earns from date ``k`` to date ``k + 1``."""
+    first, last = (str(np.datetime_as_string(dates[i], unit="D")) for i in (k, k + 1))
+    return f"period {k} ({first} to {last})"
+
+
+def _non_finite_returns(
+    output: StrategyOutput, errors: list[str | None], dates: NDArray[np.datetime64]
+) -> StrategyOutput:
+    """Fail each config whose returns are not all finite, naming its first bad period.
+
+    Fills ``errors`` in place; the failed rows' returns are set to zero so that the metric
+    kernels see finite numbers (their metrics are discarded; other rows are untouched).
+    """
+    finite = np.asarray(np.isfinite(output.returns), dtype=bool)
+    bad = np.logical_not(finite.all(axis=1))
+    if not bad.any():
+        return output
+    for j in np.flatnonzero(bad):
+        k = int(np.argmin(finite[j]))
+        if errors[j] is None:
+            errors[j] = (
+                f"the return of {_period(dates, k)} is {float(output.returns[j, k])!r}; "
+                "a config's returns must all be finite"
+            )
+    returns = np.where(bad[:, np.newaxis], 0.0, output.returns)
+    return StrategyOutput(returns, output.turnover, output.n_trades)
+
+
+def _overflowed_sums(cols: dict[str, NDArray[Any]], errors: list[str | None]) -> None:
+    """Fail each config whose finite returns still overflow a sum (a mean of -inf, say)."""
+    for name in SUM_METRICS:
+        values = np.asarray(cols[name], dtype=np.float64)
+        for j in np.flatnonzero(~np.isfinite(values)):
+            if errors[j] is None:
+                errors[j] = (
+                    f"every return is finite, but their {name.replace('_', ' ')} is "
+                    f"{float(values[j])!r}: the returns (or turnover) are too large to sum in "
+                    "float64"
+                )
+
+
+def _evaluate_rows(
+    sweep: ResolvedSweep,
+    idx: NDArray[np.int64],
+    params: dict[str, NDArray[Any]],
+    ids: list[str],
+    bench: NDArray[np.float64],
+) -> _Rows:
+    output, errors = _run_strategy(sweep, params, _LazyGenerators(sweep.spec.seed, ids))
+    output = _non_finite_returns(output, errors, sweep.panel.dates)
+    validation = sweep.spec.validation
+    metrics = config_metrics(
+        output,
+        bench,
+        sweep_draws(sweep),
+        metric_settings(sweep),
+        sweep.fold_plan,
+        validation.metric if validation is not None else "sharpe",
+    )
+    cols = metrics.columns
+    _overflowed_sums(cols, errors)
+    failed = np.array([e is not None for e in errors])
+    if failed.any():
+        for col in cols.values():
+            col[failed] = np.nan if col.dtype.kind == "f" else 0
+    summary = None
+    if metrics.centred is not None:
+        ok = ~failed
+        summary = summarize_null(
+            idx[ok],
+            np.asarray(cols["excess_mean"], dtype=np.float64)[ok],
+            np.asarray(cols["excess_std"], dtype=np.float64)[ok],
+            metrics.centred[ok],
+            sweep.n_returns,
+            sweep.spec.metrics.stepm_top_k,
+        )
+    folds = None
+    if metrics.fold_values is not None and (~failed).any():
+        folds = summarize_folds(idx[~failed], metrics.fold_values[~failed])
+    data: dict[str, Any] = {"config_id": ids, "grid_index": idx, **params}
+    data["status"] = [STATUS_ERROR if e else STATUS_OK for e in errors]
+    data["error"] = errors
+    data.update(cols)
+    return _Rows(data, errors, summary, folds)
+
+
+def _table(schema: pa.Schema, pieces: list[dict[str, Any]]) -> pa.Table:
+    """The sub-batches' columns joined and converted to arrow once per column."""
+    if not pieces:
+        return schema.empty_table()
+    arrays = []
+    for f in schema:
+        values = [piece[f.name] for piece in pieces]
+        joined = np.concatenate(values) if isinstance(values[0], np.ndarray) else [*chain(*values)]
+        arrays.append(pa.array(joined, type=f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchResult:
+    """Evaluate the configs at grid positions ``indices`` and return their rows.
+
+    Parameters
+    ----------
+    sweep : ResolvedSweep
+        The sweep.
+    indices : ndarray of int64
+        Grid positions.
+
+    Returns
+    -------
+    BatchResult
+        One row per index, in the order given. A config whose evaluation raises, whose
+        returns are not all finite (the error names the first such period) or whose finite
+        returns overflow a sum gets ``status = "error"``, the reason in ``error``, NaN float
+        metrics and zero counts; the other configs of its batch are unaffected (a failing
+        sub-batch is re-run config by config to isolate the failures). When the sweep
+        bootstraps, the table's schema metadata carries the batch's null summary
+        (:mod:`sweep.store._null_summary`).
+    """
+    start = time.perf_counter()
+    retain_freed_memory()  # sub-batches reuse pages instead of faulting in fresh ones
+    idx = np.asarray(indices, dtype=np.int64)
+    schema = results_schema(sweep)
+    pieces: list[dict[str, Any]] = []
+    errors: list[str | None] = []
+    summaries: list[NullSummary] = []
+    fold_summaries: list[FoldSummary] = []
+    bench = benchmark_returns(sweep.spec.metrics.benchmark, sweep.panel)
+    # Params and ids of the whole batch at once: each distinct value is encoded once.
+    params = sweep.grid.params_at(idx)
+    ids = config_ids_at(sweep, params)
+    for lo in range(0, idx.shape[0], SUB_BATCH):
+        part = slice(lo, lo + SUB_BATCH)
+        sub_params = {k: v[part] for k, v in params.items()}
+        rows = _evaluate_rows(sweep, idx[part], sub_params, ids[part], bench)
+        errors += rows.errors
+        if rows.summary is not None:
+            summaries.append(rows.summary)
+        if rows.folds is not None:
+            fold_summaries.append(rows.folds)
+        pieces.append(rows.data)
+    table = _table(schema, pieces)
+    table = with_summary(table, merge_null_summaries(summaries) if summaries else None)
+    table = with_folds(table, merge_fold_summaries(fold_summaries) if fold_summaries else None)
+    first = next((e for e in errors if e), None)
+    n_errors = sum(e is not None for e in errors)
+    return BatchResult(table, time.perf_counter() - start, n_errors, first)

@@ -1,0 +1,375 @@
+"""``sweep plan``: know before you launch (grid, measured costs, predicted wall times).
+
+A short pilot on this machine (in-process) and on Ray (a local cluster started for it, or
+the cluster at ``--address``) measures what the driver's planner measures before a run:
+``b`` (seconds per config on a worker), ``O`` (seconds per task: transport, fixed in-task
+cost, the driver's part write) and the batch size it would choose; on Ray also the start-up
+(``ray.init``, the sweep put in the object store, the warm-up of every worker and the
+overhead probes). Pilot results are written to a temporary folder (the part write is part
+of ``O``) and thrown away: ``sweep plan`` leaves nothing behind.
+
+:func:`sweep.plan._forecast.predict_wall` then predicts the wall time of the whole grid
+in-process and on 1..N Ray workers, with the cluster's USL when a ``sweep bench scaling``
+result is found (``--bench DIR``, else ``runs/bench``), else linear scaling (said so), and
+:func:`sweep.plan._forecast.crossover` names the grid size above which Ray beats in-process.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from sweep.engine._evaluate import evaluate_batch
+from sweep.executors import BatchOutcome, Executor, make_executor
+from sweep.plan._auto import decide
+from sweep.plan._forecast import CostModel, Scaling, WallPrediction, crossover, predict_wall
+from sweep.plan._planner import PlannerSettings, plan_batches
+from sweep.plan._planning_stream import plan_while_running
+from sweep.spec._resolve import ResolvedSweep
+from sweep.store._record import ExecutorChoice, Plan
+
+#: ``sweep plan --json``'s format.
+PLAN_FORMAT = "raysweep-plan-v1"
+#: A grid too small for the planner's pilots is timed whole, up to this many configs.
+SMALL_PILOT = 256
+
+
+def _nan_free(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the pilot measured on one executor.
+
+    Attributes
+    ----------
+    executor : str
+        ``local`` or ``ray``.
+    workers : int
+        Batches that run at once.
+    startup_seconds : float
+        Paid once before the first batch (Ray: start or join, put, warm-up, probes beyond
+        the pilots' own work; in-process: the planning beyond the pilots' work).
+    per_config_seconds, overhead_seconds : float
+        ``b`` and ``O``.
+    batch_size : int
+        The planner's batch for this grid.
+    pilot_configs : int
+        Configs the pilot evaluated (warm-up included).
+    plan : Plan
+        The planner's full record.
+    describe : dict
+        :meth:`sweep.executors.Executor.describe`.
+    """
+
+    executor: str
+    workers: int
+    startup_seconds: float
+    per_config_seconds: float
+    overhead_seconds: float
+    batch_size: int
+    pilot_configs: int
+    plan: Plan
+    describe: dict[str, Any] = field(default_factory=dict)
+
+    def model(self, scaling: Scaling) -> CostModel:
+        """The cost model of this executor."""
+        return CostModel(
+            self.per_config_seconds,
+            self.overhead_seconds,
+            self.startup_seconds,
+            self.workers,
+            scaling if self.executor == "ray" else Scaling(),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready (the plan as recorded in a session)."""
+        return {
+            "executor": self.executor,
+            "workers": self.workers,
+            "startup_seconds": _nan_free(self.startup_seconds),
+            "per_config_seconds": _nan_free(self.per_config_seconds),
+            "overhead_seconds": _nan_free(self.overhead_seconds),
+            "batch_size": self.batch_size,
+            "pilot_configs": self.pilot_configs,
+            "plan": self.plan.to_json(),
+            "describe": dict(self.describe),
+        }
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One row of the predicted wall times."""
+
+    executor: str
+    wall: WallPrediction
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"executor", **wall}``."""
+        return {"executor": self.executor, **self.wall.to_json()}
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What ``sweep plan`` found; ``to_json`` is ``sweep plan --json``.
+
+    Attributes
+    ----------
+    name : str
+        The spec's name.
+    configs : int
+        Configs in the grid.
+    axes : tuple of (str, int)
+        Each axis and its number of values, in grid order.
+    local, ray : Measured or None
+        The pilot on each executor (``ray`` None when not measured: see ``ray_note``).
+    ray_note : str
+        Why Ray was not measured ("" when it was).
+    scaling : Scaling
+        ``C(p)`` used for Ray.
+    predictions : tuple of Prediction
+        In-process, then Ray with 1..N workers.
+    crossover_configs : int or None
+        The grid size above which Ray with all its workers beats in-process.
+    choice : ExecutorChoice
+        What ``--executor auto`` would choose from these measurements.
+    assumptions : tuple of str
+        What the predictions assume.
+    """
+
+    name: str
+    configs: int
+    axes: tuple[tuple[str, int], ...]
+    local: Measured
+    ray: Measured | None
+    ray_note: str
+    scaling: Scaling
+    predictions: tuple[Prediction, ...]
+    crossover_configs: int | None
+    choice: ExecutorChoice
+    assumptions: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``sweep plan --json`` document (format :data:`PLAN_FORMAT`)."""
+        return {
+            "format": PLAN_FORMAT,
+            "name": self.name,
+            "configs": self.configs,
+            "axes": [{"name": n, "size": s} for n, s in self.axes],
+            "local": self.local.to_json(),
+            "ray": None if self.ray is None else self.ray.to_json(),
+            "ray_note": self.ray_note,
+            "scaling": {
+                "sigma": self.scaling.sigma,
+                "kappa": self.scaling.kappa,
+                "source": self.scaling.source,
+            },
+            "predictions": [p.to_json() for p in self.predictions],
+            "crossover_configs": self.crossover_configs,
+            "choice": self.choice.to_json(),
+            "assumptions": list(self.assumptions),
+        }
+
+
+class _PilotWriter:
+    """Writes each pilot result as the driver would (parquet, fsync) into a temp folder."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.count = 0
+        self.configs = 0
+
+    def __call__(self, outcome: BatchOutcome) -> float:
+        t0 = time.perf_counter()
+        path = os.path.join(self.folder, f"pilot-{self.count}.parquet")
+        pq.write_table(outcome.result.table, path)
+        with open(path, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.remove(path)
+        self.count += 1
+        self.configs += int(outcome.indices.shape[0])
+        return time.perf_counter() - t0
+
+
+def _small_grid_costs(
+    exe: Executor, sweep: ResolvedSweep, writer: _PilotWriter
+) -> tuple[float, float]:
+    """``b`` and ``O`` of a grid too small for the planner's pilots: one timed batch."""
+    n = min(len(sweep.grid), SMALL_PILOT)
+    evaluate_batch(sweep, np.arange(1, dtype=np.int64))  # imports, compiled kernels
+    outcomes = list(exe.run([np.arange(n, dtype=np.int64)]))
+    write = writer(outcomes[0])
+    tel = outcomes[0].telemetry
+    b = max(float(tel.compute_seconds) / n, 1e-9)
+    return b, max(0.0, float(tel.round_trip_overhead)) + write
+
+
+def measure(
+    sweep: ResolvedSweep,
+    kind: str,
+    *,
+    address: str | None = None,
+    workers: int | None = None,
+    settings: PlannerSettings | None = None,
+) -> Measured:
+    """Run the planner's pilot of ``sweep`` on one executor and return what it measured.
+
+    Parameters
+    ----------
+    sweep : ResolvedSweep
+        The sweep.
+    kind : {"local", "ray"}
+        Executor.
+    address, workers : optional
+        Ray cluster address and CPU cap.
+    settings : PlannerSettings, optional
+        The planner's targets.
+
+    Returns
+    -------
+    Measured
+        ``b``, ``O``, start-up, the batch size and the planner's record.
+    """
+    settings = settings or PlannerSettings()
+    exe = make_executor(kind, address=address, workers=workers)
+    todo = np.arange(len(sweep.grid), dtype=np.int64)
+    with tempfile.TemporaryDirectory(prefix="sweep-plan-") as folder:
+        writer = _PilotWriter(folder)
+        t0 = time.perf_counter()
+        exe.start(sweep)
+        try:
+            started = time.perf_counter() - t0
+            t1 = time.perf_counter()
+            if exe.workers > 1:  # as a run plans on several workers: while they work
+                plan = plan_while_running(exe, todo, writer, settings)
+            else:
+                plan, _ = plan_batches(exe, todo, None, writer, settings)
+            planning = time.perf_counter() - t1
+            b, o = plan.per_config_seconds, plan.overhead_seconds
+            if not math.isfinite(b):  # too small for pilots: time it whole
+                b, o = _small_grid_costs(exe, sweep, writer)
+                planning = time.perf_counter() - t1
+            describe = exe.describe()
+            n_workers = exe.workers
+        finally:
+            exe.close()
+    useful = writer.configs * b / n_workers
+    return Measured(
+        executor=kind,
+        workers=n_workers,
+        startup_seconds=(started if kind == "ray" else 0.0) + max(0.0, planning - useful),
+        per_config_seconds=b,
+        overhead_seconds=o,
+        batch_size=plan.batch_size,
+        pilot_configs=writer.configs,
+        plan=plan,
+        describe=describe,
+    )
+
+
+def bench_scaling(bench_dir: str | None) -> Scaling:
+    """The USL of the last ``sweep bench scaling`` (``--bench DIR`` or ``runs/bench``).
+
+    Linear scaling (:class:`Scaling()`, which says so) when there is none or its fit failed.
+    """
+    from sweep.store._bench_results import DEFAULT_BENCH_DIR, load_bench, local_reader
+
+    folder = Path(bench_dir) if bench_dir is not None else Path(DEFAULT_BENCH_DIR)
+    found = load_bench(local_reader(folder)).get("scaling")
+    if not found:
+        return Scaling(source=f"assumed: linear scaling (no sweep bench scaling in {folder})")
+    fit = found.get("fit") or {}
+    if not fit.get("available"):
+        return Scaling(
+            source=f"assumed: linear scaling (the USL fit in {folder / 'scaling.json'} failed: "
+            f"{fit.get('reason', 'no fit')})"
+        )
+    return Scaling(
+        float(fit["sigma"]),
+        float(fit["kappa"]),
+        f"USL of sweep bench scaling ({folder / 'scaling.json'}, {found.get('generated')}, "
+        f"{found.get('cluster_cpus')} CPUs)",
+    )
+
+
+def plan_sweep(
+    sweep: ResolvedSweep,
+    *,
+    address: str | None = None,
+    workers: int | None = None,
+    with_ray: bool = True,
+    bench_dir: str | None = None,
+    settings: PlannerSettings | None = None,
+) -> SweepPlan:
+    """Measure ``sweep`` in-process and on Ray, and predict its wall time.
+
+    Parameters
+    ----------
+    sweep : ResolvedSweep
+        The sweep.
+    address : str, optional
+        Ray cluster to join (default: a local cluster is started for the pilot and stopped).
+    workers : int, optional
+        CPUs of the local cluster (a cap on a joined one): N of the predictions.
+    with_ray : bool
+        Measure Ray at all (``--no-ray``: in-process only, no crossover).
+    bench_dir : str, optional
+        Where to find ``sweep bench scaling`` results.
+    settings : PlannerSettings, optional
+        The planner's targets.
+
+    Returns
+    -------
+    SweepPlan
+        Grid, measurements, predictions, crossover and the auto choice.
+    """
+    settings = settings or PlannerSettings()
+    n = len(sweep.grid)
+    local = measure(sweep, "local", settings=settings)
+    ray = measure(sweep, "ray", address=address, workers=workers) if with_ray else None
+    scaling = bench_scaling(bench_dir)
+    local_model = local.model(scaling)
+    predictions = [Prediction("local", predict_wall(n, local_model, settings=settings))]
+    assumptions = [
+        "wall = start-up + (tasks x O + configs x b) / C(p); batches as the planner chooses",
+        scaling.source,
+    ]
+    cross = None
+    note = "" if ray is not None else "not measured (--no-ray)"
+    if ray is not None:
+        ray_model = ray.model(scaling)
+        for p in range(1, ray.workers + 1):
+            predictions.append(Prediction("ray", predict_wall(n, ray_model, p, settings)))
+        cross = crossover(local_model, ray_model, settings)
+    choice = decide(
+        n,
+        local_model,
+        None if ray is None else ray.model(scaling),
+        address=address,
+        assumptions=tuple(assumptions),
+        settings=settings,
+    )
+    return SweepPlan(
+        name=sweep.spec.name,
+        configs=n,
+        axes=tuple((a.name, len(a.values)) for a in sweep.grid.axes),
+        local=local,
+        ray=ray,
+        ray_note=note,
+        scaling=scaling,
+        predictions=tuple(predictions),
+        crossover_configs=cross,
+        choice=choice,
+        assumptions=tuple(assumptions),
+    )

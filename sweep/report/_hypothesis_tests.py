@@ -1,0 +1,591 @@
+"""Report section 5, multiple testing: does the winner beat the benchmark after the whole search.
+
+The sweep-wide tests (Reality Check, SPA, StepM) and the bootstrap-implied number of trials
+come from the null summaries stored in the parts (:mod:`sweep.store._null_summary`), merged exactly:
+no return matrix is needed at any sweep size. Returns are recomputed only for the descriptive
+dimensionality of the returns (a seeded sample above ``max_return_configs``), with
+:func:`sweep.engine._evaluate.config_returns`, which depends only on the config, the data and the
+root seed (the report checks this by recomputing the stored Sharpe ratios bit for bit).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from stats import (
+    PBOResult,
+    deflated_sharpe_ratio,
+    effective_number_of_trials,
+    expected_max_sharpe,
+    moments_from_path,
+    multiple_testing_summary,
+    path_statistics,
+    pbo_from_block_stats,
+    return_moments,
+    trials_from_mean_sq_correlation,
+)
+from sweep.data._benchmark import benchmark_returns, describe_null
+from sweep.engine._evaluate import config_returns
+from sweep.errors import USER_ERRORS, SweepError
+from sweep.report._inference import implied_trials, sweep_wide_tests
+from sweep.report._load import RunData
+from sweep.report._options import ReportOptions
+from sweep.report._ranking import QUANTILES, histogram, ok_results, plain, ranked
+from sweep.report._rebuild import rebuild_sweep, recorded_panel
+from sweep.report._sections import (
+    BenchmarkInfo,
+    ConfigShare,
+    Corrections,
+    Deflated,
+    Deflation,
+    DeflationError,
+    Degradation,
+    Dimensionality,
+    DimensionalityError,
+    ExpectedMaxCurve,
+    ImpliedTrials,
+    InSampleBest,
+    MultipleTestingSection,
+    OutOfSampleSection,
+    PBOSection,
+    ReturnsInfo,
+    SharpeCheck,
+    TooFewReplications,
+    Unavailable,
+    Winner,
+)
+from sweep.report._step_progress import Steps
+from sweep.report._verdict import Verdict, VerdictInputs, judge_winner
+
+#: Points of the E[max]-against-N curve.
+CURVE_POINTS = 80
+LOGIT_BINS = 30
+#: What the dimensionality of the returns is, and why it does not deflate the winner.
+DIMENSIONALITY_MEANING = (
+    "the dimensionality of the configs' returns (how many independent directions they "
+    "span), not a number of trials: a grid of strongly correlated configs has few "
+    "dimensions yet its best config is far luckier than the best of that many "
+    "independent trials, so it is not used to deflate the winner"
+)
+
+
+@dataclass(frozen=True)
+class TestingPlotData:
+    """Arrays behind the multiple-testing figures (not part of report.json)."""
+
+    pbo: PBOResult | None
+    curve_n: NDArray[np.float64]
+    curve_sr0: NDArray[np.float64]
+    naive_n: int
+    effective_n: float | None
+    winner_sharpe: float | None
+    periods_per_year: float
+
+
+#: What rebuilding a recorded sweep may raise: bad input, or a file or module gone.
+_REBUILD_ERRORS: tuple[type[Exception], ...] = (*USER_ERRORS, OSError, ImportError)
+
+
+def _sample(n: int, size: int, seed: int, stream: int) -> tuple[NDArray[np.int64], bool]:
+    """Positions ``0..n-1``, or a sorted seeded uniform sample of ``size`` of them."""
+    if n <= size:
+        return np.arange(n, dtype=np.int64), False
+    rng = np.random.default_rng([seed, stream])
+    return np.sort(rng.choice(n, size=size, replace=False)).astype(np.int64), True
+
+
+def recompute_returns(
+    run: RunData, frame: pd.DataFrame, options: ReportOptions
+) -> tuple[NDArray[np.float64] | None, pd.DataFrame, ReturnsInfo]:
+    """Recompute the returns of the ok configs (or of a seeded sample of them).
+
+    Parameters
+    ----------
+    run : RunData
+        The run.
+    frame : pandas.DataFrame
+        The ok configs.
+    options : ReportOptions
+        ``max_return_configs`` and ``sample_seed``.
+
+    Returns
+    -------
+    returns : ndarray of float64, shape (m, T), or None
+        One row per config of ``rows`` with finite returns; None when the sweep cannot be
+        rebuilt (data moved or changed, strategy gone or changed).
+    rows : pandas.DataFrame
+        The configs behind ``returns``, in grid order.
+    info : ReturnsInfo
+        What was recomputed, how, and the bit-for-bit check of the stored Sharpe ratios.
+    """
+    by_grid = np.argsort(frame["grid_index"].to_numpy(), kind="stable")
+    pick, sampled = _sample(len(by_grid), options.max_return_configs, options.sample_seed, 0)
+    rows = frame.iloc[by_grid[pick]]
+    info = ReturnsInfo(
+        configs=len(rows),
+        of=len(frame),
+        sampled=sampled,
+        sample=(
+            f"a seeded uniform sample of {len(rows):,} of the {len(frame):,} ok configs "
+            f"(numpy default_rng([{options.sample_seed}, 0]))"
+            if sampled
+            else "every ok config"
+        ),
+        deterministic=(
+            "returns recomputed with sweep's config_returns: a config's returns depend only on "
+            "the strategy and its version, the parameters, the data and the root seed, so "
+            "these are the series the stored metrics were computed from"
+        ),
+        recomputed=False,
+    )
+    try:
+        sweep = rebuild_sweep(run, options)
+        returns = config_returns(sweep, rows["grid_index"].to_numpy(dtype=np.int64))
+    except _REBUILD_ERRORS as exc:
+        return None, rows, replace(info, reason=f"cannot rebuild the sweep: {exc}")
+    finite = np.isfinite(returns).all(axis=1)
+    if not finite.all():  # a copy only when some rows must go
+        returns, rows = returns[finite], rows.iloc[np.flatnonzero(finite)]
+    t = returns.shape[1]
+    path = path_statistics(returns, run.manifest.run_key.pbo_blocks)
+    again = moments_from_path(path, t).sharpe
+    stored = rows["sharpe"].to_numpy(dtype=np.float64)
+    same = (again == stored) | (np.isnan(again) & np.isnan(stored))
+    diff = np.abs(again - stored)
+    info = replace(
+        info,
+        configs=len(rows),
+        recomputed=True,
+        periods=t,
+        non_finite_rows_dropped=int((~finite).sum()),
+        sharpe_check=SharpeCheck(
+            compared=int(same.size),
+            identical=int(same.sum()),
+            max_abs_difference=float(np.nanmax(diff)) if np.isfinite(diff).any() else 0.0,
+        ),
+    )
+    return returns, rows, info
+
+
+def effective_trials(
+    returns: NDArray[np.float64], n_total: int, sampled: bool, options: ReportOptions
+) -> Dimensionality:
+    """The effective number of trials and the other estimators, as report data.
+
+    The headline (``value``) is the participation ratio with the finite-sample noise floor
+    of the squared correlations removed (``participation_ratio_adjusted`` of
+    :func:`stats.effective_number_of_trials`); for a sample it is extrapolated to all
+    ``n_total`` configs from the sample's mean squared correlation.
+    """
+    m, t = returns.shape
+    eff = effective_number_of_trials(
+        returns,
+        method="auto",
+        seed=options.sample_seed,
+        eigenvalues=min(m, t) <= options.eigen_max_dim,
+        max_eigen_dim=options.eigen_max_dim,
+        block_rows=512,  # standardised rows held at a time: 512 x T doubles
+        precision="float32",  # the products (relative error ~1e-10 on sum ρ², see stats)
+    )
+    n_used = eff.n
+    q = eff.mean_sq_pairwise_correlation
+    if sampled and math.isfinite(q):
+        plain_pr, adjusted, nyholt = trials_from_mean_sq_correlation(n_total, q, t)
+        scope = f"extrapolated to all {n_total:,} configs from a sample of {m:,}"
+    else:
+        plain_pr, adjusted, nyholt = (
+            eff.participation_ratio,
+            eff.participation_ratio_adjusted,
+            eff.nyholt,
+        )
+        scope = f"over all {n_used:,} non-constant configs"
+    return Dimensionality(
+        value=min(max(adjusted, 1.0), float(n_total)),
+        estimator="participation ratio (sum λ)² / sum λ² of the correlation eigenvalues, "
+        "finite-sample noise floor 1/(T-1) of each squared correlation removed",
+        method=eff.method,
+        scope=scope,
+        configs_used=n_used,
+        constant_configs_left_out=eff.n_constant,
+        pairs_sample_size=eff.sample_size,
+        periods=eff.n_obs,
+        participation_ratio=min(max(plain_pr, 1.0), float(n_total)),
+        participation_ratio_adjusted=min(max(adjusted, 1.0), float(n_total)),
+        participation_ratio_se=eff.participation_ratio_se,
+        nyholt=min(max(nyholt, 1.0), float(n_total)),
+        li_ji=eff.li_ji if not sampled else None,
+        galwey=eff.galwey if not sampled else None,
+        li_ji_of_sample=eff.li_ji if sampled else None,
+        galwey_of_sample=eff.galwey if sampled else None,
+        eigen_method=eff.eigen_method,
+        eigen_note=None
+        if eff.eigen_method != "none"
+        else (
+            f"Li-Ji and Galwey need the eigenvalues of a {min(m, t):,}-square matrix, above "
+            f"the report's limit of {options.eigen_max_dim:,} (slow); not computed"
+        ),
+        mean_pairwise_correlation=eff.mean_pairwise_correlation,
+        mean_sq_pairwise_correlation=q,
+        meaning=DIMENSIONALITY_MEANING,
+    )
+
+
+def _winner(frame: pd.DataFrame, params: list[str]) -> Winner | None:
+    """The config with the highest Sharpe ratio of excess returns (the selection metric)."""
+    order = ranked(frame, head=1)
+    if order.empty or not np.isfinite(order["excess_sharpe"].iloc[0]):
+        return None
+    w = order.iloc[0]
+    return Winner(
+        config_id=str(w["config_id"]),
+        grid_index=int(w["grid_index"]),
+        params={p: plain(w[p]) for p in params},
+        sharpe=float(w["excess_sharpe"]),
+        sharpe_ann=float(w["excess_sharpe_ann"]),
+        own_sharpe_ann=float(w["sharpe_ann"]),
+        n_obs=int(w["n_obs"]),
+        skew=float(w["excess_skew"]),
+        kurtosis=float(w["excess_kurtosis"]),
+        t_stat=float(w["t_stat"]),
+        p_value=float(w["p_value"]),
+    )
+
+
+def benchmark_section(run: RunData) -> BenchmarkInfo:
+    """The benchmark, the null hypothesis in one sentence, and the benchmark's own Sharpe."""
+    name = str(run.manifest.metric_options.get("benchmark", "zero"))
+    null = describe_null(name)
+    if name == "zero":
+        return BenchmarkInfo(name=name, null=null, sharpe=None, sharpe_ann=None)
+    try:
+        panel = recorded_panel(run)
+    except (SweepError, OSError) as exc:
+        return BenchmarkInfo(name=name, null=null, sharpe=None, sharpe_ann=None, reason=str(exc))
+    sharpe = float(return_moments(benchmark_returns(name, panel)[None, :]).sharpe[0])
+    return BenchmarkInfo(
+        name=name, null=null, sharpe=sharpe, sharpe_ann=sharpe * math.sqrt(run.periods_per_year)
+    )
+
+
+def _label(params: Mapping[str, Any], run: RunData) -> str:
+    """``name=value`` of the parameters that vary across the grid (all if none varies)."""
+    varying = set(run.varying)
+    shown = {k: v for k, v in params.items() if k in varying} or params
+    return ", ".join(
+        f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in shown.items()
+    )
+
+
+def _deflated(winner: Winner, n: float, variance: float, ppy: float) -> Deflated | DeflationError:
+    """E[max] of null Sharpes, PSR and DSR of the winner at one (trial count, variance)."""
+    try:
+        d = deflated_sharpe_ratio(
+            winner.sharpe,
+            winner.n_obs,
+            winner.skew,
+            winner.kurtosis,
+            n_trials=n,
+            trial_sharpe_variance=variance,
+            method="exact" if n < 1e6 else "gumbel",
+            check_per_period=False,
+        )
+    except USER_ERRORS as exc:
+        return DeflationError(n_trials=n, error=str(exc))
+    return Deflated(
+        n_trials=n,
+        sharpe_std=math.sqrt(variance),
+        expected_max_sharpe=d.sr0,
+        expected_max_sharpe_ann=d.sr0 * math.sqrt(ppy),
+        winner_over_expected_max=winner.sharpe / d.sr0 if d.sr0 > 0 else None,
+        z=d.z,
+        dsr=d.dsr,
+        psr=d.psr,
+    )
+
+
+def deflation(
+    winner: Winner,
+    naive: tuple[float, float] | None,
+    implied: tuple[float, float] | None,
+    ppy: float,
+) -> Deflation:
+    """The winner deflated at the naive and at the bootstrap-implied (trial count, variance)."""
+    return Deflation(
+        naive=None if naive is None else _deflated(winner, *naive, ppy),
+        implied=None if implied is None else _deflated(winner, *implied, ppy),
+    )
+
+
+def _pbo(
+    run: RunData, frame: pd.DataFrame, options: ReportOptions
+) -> tuple[PBOSection | Unavailable, PBOResult | None]:
+    pick, sampled = _sample(len(frame), options.max_pbo_configs, options.sample_seed, 1)
+    rows = frame.iloc[pick] if sampled else frame
+    if len(rows) < 2:
+        return Unavailable(reason="needs at least 2 ok configs"), None
+    counts = rows["blk_n"].to_numpy(dtype=np.int64)
+    s = run.manifest.run_key.pbo_blocks
+    block_counts: NDArray[np.int64] = (
+        np.full(s, counts[0], dtype=np.int64)
+        if (counts == counts[0]).all()
+        else np.repeat(counts[:, None], s, axis=1)
+    )
+    sums, sums_sq = run.block_statistics(run.results.index.get_indexer(rows.index))
+    try:
+        res = pbo_from_block_stats(block_counts, sums, sums_sq, metric="sharpe")
+    except USER_ERRORS as exc:
+        return Unavailable(reason=str(exc)), None
+    del sums, sums_sq
+    ids = rows["config_id"].to_numpy()
+    best_ids, best_counts = np.unique(ids[res.best_in_sample], return_counts=True)
+    order = sorted(
+        zip(best_counts.tolist(), best_ids.tolist(), strict=True), key=lambda c: (-c[0], c[1])
+    )
+    counts_hist, edges = np.histogram(res.logits, bins=LOGIT_BINS)
+    n_periods = int(run.manifest.data["n_periods"]) - 1
+    quantiles = np.quantile(res.logits, [0.05, 0.25, 0.5, 0.75, 0.95])
+    section = PBOSection(
+        pbo=res.pbo,
+        metric="per-period Sharpe ratio",
+        blocks=res.n_blocks,
+        splits=res.n_splits,
+        configs=res.n_strategies,
+        sampled=sampled,
+        periods_per_block=int(counts[0]),
+        leading_periods_dropped=n_periods - s * int(counts[0]),
+        prob_oos_loss=res.prob_oos_loss,
+        degradation=Degradation(
+            slope=res.degradation_slope,
+            intercept=res.degradation_intercept,
+            r_squared=res.degradation_r2,
+        ),
+        logit_quantiles={k: float(v) for k, v in zip(QUANTILES, quantiles, strict=True)},
+        logit_histogram=histogram(counts_hist, edges),
+        in_sample_best=InSampleBest(
+            distinct_configs=len(best_ids),
+            most_frequent=tuple(
+                ConfigShare(config_id=str(c), share=n / res.n_splits) for n, c in order[:5]
+            ),
+        ),
+    )
+    return section, res
+
+
+def corrections(
+    frame: pd.DataFrame, winner: Winner | None, reps: int, alpha: float
+) -> Corrections | TooFewReplications | Unavailable:
+    """Survivors of Holm and Benjamini-Hochberg among the bootstrap p-values."""
+    p = frame["p_value"].to_numpy(dtype=np.float64)
+    keep = np.isfinite(p)
+    if not keep.any():
+        return Unavailable(
+            reason="no bootstrap p-values (metrics.bootstrap_reps = 0, or constant configs)"
+        )
+    tests = int(keep.sum())
+    needed = math.ceil(tests / alpha) - 1
+    if reps < needed:
+        return TooFewReplications(
+            tests=tests,
+            bootstrap_reps=reps,
+            reason=(
+                f"Holm and Benjamini-Hochberg counts over {tests:,} per-config p-values need "
+                f"B + 1 >= m / alpha, i.e. at least {needed:,} bootstrap replications (the "
+                f"smallest p-value is 1/(B + 1) = {1.0 / (reps + 1):.2g}); the sweep has "
+                f"{reps:,}. The sweep-wide tests above answer the same question for any m"
+            ),
+        )
+    summary = multiple_testing_summary(p[keep], alpha)
+    ids = frame["config_id"].to_numpy()[keep]
+    holm = bh = None
+    if winner is not None:
+        where = np.flatnonzero(ids == winner.config_id)
+        if where.size:
+            holm = float(summary.holm_adjusted[where[0]])
+            bh = float(summary.bh_adjusted[where[0]])
+    return Corrections(
+        alpha=alpha,
+        tests=summary.n_tests,
+        raw=summary.n_raw,
+        holm=summary.n_holm,
+        benjamini_hochberg=summary.n_bh,
+        holm_survivors=tuple(sorted(ids[summary.holm_adjusted <= alpha].tolist())[:20]),
+        bootstrap_reps=reps,
+        smallest_p_value=1.0 / (reps + 1),
+        winner_holm_adjusted=holm,
+        winner_bh_adjusted=bh,
+    )
+
+
+def expected_max_curve(
+    naive_n: int, sharpe_std: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """E[max] of null Sharpes (per period) against N, from 1 to ten times the naive N."""
+    top = max(10.0 * naive_n, 10.0)
+    n = np.unique(np.round(np.logspace(0.0, math.log10(top), CURVE_POINTS)))
+    sr0 = np.array([expected_max_sharpe(float(k), sharpe_std) for k in n])
+    return n.astype(np.float64), sr0
+
+
+def _dimensionality(
+    run: RunData, frame: pd.DataFrame, options: ReportOptions, steps: Steps
+) -> tuple[ReturnsInfo, Dimensionality | DimensionalityError | None]:
+    """Recomputed returns and their dimensionality (descriptive; not a trial count)."""
+    with steps.step("recompute returns"):
+        returns, _, returns_info = recompute_returns(run, frame, options)
+    if returns is None or returns.shape[0] < 1:
+        return returns_info, None
+    with steps.step("dimensionality of the returns"):
+        try:
+            dims: Dimensionality | DimensionalityError = effective_trials(
+                returns, len(frame), returns_info.sampled, options
+            )
+        except USER_ERRORS as exc:
+            dims = DimensionalityError(error=str(exc), meaning=DIMENSIONALITY_MEANING)
+    return returns_info, dims
+
+
+def _walk_forward_psr(run: RunData, oos: OutOfSampleSection | Unavailable | None) -> float | None:
+    """The walk-forward PSR for the verdict (None: not in the spec; NaN: not computed).
+
+    A walk-forward the spec asks for but the report could not compute does not hold.
+    """
+    validation = run.manifest.spec.get("validation")
+    if not (isinstance(validation, Mapping) and validation.get("walk_forward")):
+        return None
+    walk = oos.walk_forward if isinstance(oos, OutOfSampleSection) else None
+    return math.nan if walk is None else walk.psr
+
+
+def _verdict(
+    run: RunData,
+    section: MultipleTestingSection,
+    options: ReportOptions,
+    oos_psr: float | None,
+) -> Verdict | None:
+    winner = section.winner
+    if winner is None:
+        return None
+    tests = section.sweep_wide
+    implied = section.deflation.implied if section.deflation is not None else None
+    implied = implied if isinstance(implied, Deflated) else None
+    pbo = section.pbo if isinstance(section.pbo, PBOSection) else None
+    return judge_winner(
+        VerdictInputs(
+            n_configs=section.naive_n,
+            winner=_label(winner.params, run),
+            winner_sharpe_ann=winner.sharpe_ann,
+            null=section.benchmark.null,
+            benchmark_sharpe_ann=section.benchmark.sharpe_ann,
+            sweep_pvalue=tests.winner_pvalue if not isinstance(tests, Unavailable) else None,
+            reps=tests.reps if not isinstance(tests, Unavailable) else 0,
+            alpha=options.alpha,
+            prob_oos_loss=None if pbo is None else pbo.prob_oos_loss,
+            pbo=None if pbo is None else pbo.pbo,
+            implied_n=None if implied is None else implied.n_trials,
+            dsr_implied=None if implied is None else implied.dsr,
+            complete=len(run.results) == run.total,
+            oos_psr=oos_psr,
+        )
+    )
+
+
+def testing_section(
+    run: RunData,
+    options: ReportOptions,
+    steps: Steps,
+    oos: OutOfSampleSection | Unavailable | None = None,
+) -> tuple[MultipleTestingSection | Unavailable, Verdict | None, TestingPlotData]:
+    """Section 5 of the report, with the verdict.
+
+    Parameters
+    ----------
+    run : RunData
+        The run folder, read.
+    options : ReportOptions
+        Sample sizes, seeds, alpha.
+    steps : Steps
+        Progress and timings of the long steps.
+    oos : OutOfSampleSection or Unavailable, optional
+        The out-of-sample section: with walk-forward, its PSR decides "holds out of sample".
+
+    Returns
+    -------
+    section : MultipleTestingSection or Unavailable
+        Benchmark and null, winner, sweep-wide tests, per-config corrections, deflated
+        Sharpe at the naive and bootstrap-implied counts, PBO, dimensionality, the E[max]
+        curve.
+    verdict : Verdict or None
+        None when no config finished ok.
+    plot_data : TestingPlotData
+        Arrays for the figures.
+    """
+    frame = ok_results(run)
+    ppy = run.periods_per_year
+    empty = TestingPlotData(None, np.array([]), np.array([]), 0, None, None, ppy)
+    if frame.empty:
+        return Unavailable(reason="no config finished with status ok"), None, empty
+    sharpes = frame["excess_sharpe"].to_numpy(dtype=np.float64)
+    finite = sharpes[np.isfinite(sharpes)]
+    naive = int(finite.size)
+    winner = _winner(frame, run.param_names)
+    variance = float(np.var(finite, ddof=1)) if finite.size > 1 else math.nan
+    with steps.step("sweep-wide tests"):
+        sweep_wide = sweep_wide_tests(run.null_summary, frame, winner, options.alpha)
+        implied = implied_trials(run.null_summary, frame)
+    with steps.step("deflated Sharpe ratio"):
+        deflated = (
+            deflation(
+                winner,
+                (float(naive), variance) if math.isfinite(variance) else None,
+                (implied.n, implied.null_sharpe_std**2)
+                if isinstance(implied, ImpliedTrials)
+                else None,
+                ppy,
+            )
+            if winner is not None
+            else None
+        )
+    with steps.step("probability of backtest overfitting"):
+        pbo, pbo_result = _pbo(run, frame, options)
+    reps = int(run.manifest.metric_options.get("bootstrap_reps", 0))
+    returns_info, dims = _dimensionality(run, frame, options, steps)
+    std = math.sqrt(variance) if math.isfinite(variance) else 0.0
+    curve_n, curve_sr0 = expected_max_curve(naive, std) if naive else (np.array([]), np.array([]))
+    section = MultipleTestingSection(
+        naive_n=naive,
+        naive_n_definition="configs that finished with status ok and a finite excess Sharpe",
+        selection_metric="Sharpe ratio of excess returns over the benchmark",
+        benchmark=benchmark_section(run),
+        trial_sharpe_variance=variance,
+        trial_sharpe_std=math.sqrt(variance) if math.isfinite(variance) else None,
+        sharpe_convention="per period (mean / std, ddof=1); kurtosis RAW (normal = 3)",
+        winner=winner,
+        sweep_wide=sweep_wide,
+        implied_trials=implied,
+        deflation=deflated,
+        pbo=pbo,
+        corrections=corrections(frame, winner, reps, options.alpha),
+        returns=returns_info,
+        dimensionality=dims,
+        expected_max_curve=ExpectedMaxCurve(
+            n=tuple(curve_n.tolist()), expected_max_sharpe=tuple(curve_sr0.tolist())
+        ),
+    )
+    verdict = _verdict(run, section, options, _walk_forward_psr(run, oos))
+    plot = TestingPlotData(
+        pbo_result,
+        curve_n,
+        curve_sr0,
+        naive,
+        implied.n if isinstance(implied, ImpliedTrials) else None,
+        winner.sharpe if winner else None,
+        ppy,
+    )
+    return section, verdict, plot

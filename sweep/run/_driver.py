@@ -1,0 +1,486 @@
+"""The driver: open the run folder, plan, stream batches through an executor, write parts.
+
+The driver never holds more than the in-flight batches' results: the work still to do is one
+int64 array of grid positions, consumed lazily in batches; each finished batch is written as
+a part as soon as it arrives. A SIGKILL loses at most the batches in flight; Ctrl-C (or
+SIGTERM, raised as :class:`sweep.common._signals.Terminated`) stops after the part being written,
+records the session as interrupted and releases the lock; the CLI exits 130 (143).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypedDict, Unpack
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sweep._version import ENGINE_VERSION
+from sweep.common._environment import environment
+from sweep.common._signals import sigterm_as_interrupt
+from sweep.engine._evaluate import results_schema
+from sweep.errors import ConfigFailedError, ExecutionError, GridError, RunFolderError
+from sweep.executors import BatchOutcome, Executor, make_executor
+from sweep.plan._auto import choose_executor
+from sweep.plan._planner import PlannerSettings, plan_batches, small_plan
+from sweep.plan._planning_stream import PlanningStream
+from sweep.run._status import failed_count
+from sweep.run._sweep_progress import SweepProgress
+from sweep.spec._models import SweepSpec
+from sweep.spec._resolve import ResolvedSweep, resolve
+from sweep.store._record import ExecutorChoice, LockInfo, Plan, Session
+from sweep.store._results import results_hash
+from sweep.store._run_store import TELEMETRY, RunStore, utc_now
+
+OnError = Literal["record", "raise"]
+
+#: Driver memory per config: one byte of done mask, eight of to-do grid position.
+DRIVER_BYTES_PER_CONFIG = 9
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a driver session did.
+
+    Attributes
+    ----------
+    run_dir : str
+        The run folder.
+    total, done, failed : int
+        Configs in the grid, configs with results, configs whose status is ``error``.
+    computed : int
+        Configs evaluated by this session.
+    quarantined : list of str
+        Parts that failed their self-check and were moved aside.
+    table_hash : str or None
+        The results table hash once every config is done.
+    plan : Plan
+        The batch plan.
+    executor_choice : ExecutorChoice or None
+        Which executor ran the batches and why (None when there was nothing to run).
+    status : str
+        How the session ended: ``completed`` (every config done), ``incomplete`` (the
+        executor stopped before every config was done; a resume continues), ``interrupted``
+        or ``failed``.
+    """
+
+    run_dir: str
+    total: int
+    done: int
+    failed: int
+    computed: int
+    quarantined: list[str]
+    table_hash: str | None
+    plan: Plan
+    status: str
+    executor_choice: ExecutorChoice | None = None
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How :func:`run_sweep` runs a sweep (each field is also a keyword of it).
+
+    Attributes
+    ----------
+    executor : {"auto", "local", "ray"} or Executor
+        Where batches run; ``auto`` (the default): Ray when a cluster ``address`` is given,
+        else in-process unless a local Ray cluster is predicted to finish first
+        (:func:`sweep.plan._auto.choose_executor`; the choice is recorded in the session).
+    batch_size : int or None
+        Fixed configs per task; None: chosen by the planner.
+    on_error : {"record", "raise"}
+        A config that raises is recorded with ``status = "error"``, or the sweep stops at
+        the first such config (:class:`sweep.errors.ConfigFailedError`) without writing
+        its batch.
+    progress : bool
+        Show a progress bar on a terminal.
+    address, workers : optional
+        Ray cluster address and CPU cap (Ray executor only).
+    planner : PlannerSettings
+        Targets of the batch-size planner.
+    """
+
+    executor: str | Executor = "auto"
+    batch_size: int | None = None
+    on_error: OnError = "record"
+    progress: bool = True
+    address: str | None = None
+    workers: int | None = None
+    planner: PlannerSettings = field(default_factory=PlannerSettings)
+
+    def check(self) -> None:
+        """Refuse (:class:`RunFolderError`) a batch size or error mode out of range."""
+        if self.batch_size is not None and self.batch_size < 1:
+            raise RunFolderError(
+                f"batch_size: expected a positive integer or None, got {self.batch_size}"
+            )
+        if self.on_error not in ("record", "raise"):
+            raise RunFolderError(f"on_error: expected 'record' or 'raise', got {self.on_error!r}")
+
+
+class RunOptions(TypedDict, total=False):
+    """The keywords of :func:`run_sweep`: the fields of :class:`RunSettings`."""
+
+    executor: str | Executor
+    batch_size: int | None
+    on_error: OnError
+    progress: bool
+    address: str | None
+    workers: int | None
+    planner: PlannerSettings | None
+
+
+def _batches(todo: NDArray[np.int64], size: int) -> Iterator[NDArray[np.int64]]:
+    for lo in range(0, todo.shape[0], size):
+        yield todo[lo : lo + size]
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this machine can still give a process (None where unknown).
+
+    ``MemAvailable`` of ``/proc/meminfo`` on Linux, else the free physical pages.
+    """
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _size(n_bytes: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n_bytes < 1024 or unit == "GiB":
+            return f"{n_bytes:,.0f} {unit}" if unit == "B" else f"{n_bytes:,.1f} {unit}"
+        n_bytes /= 1024
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_driver_memory(n_configs: int) -> None:
+    """Refuse a grid whose done mask and to-do list would not fit in this machine's memory.
+
+    Parameters
+    ----------
+    n_configs : int
+        Configs in the grid.
+    """
+    need = n_configs * DRIVER_BYTES_PER_CONFIG
+    have = available_memory()
+    if have is not None and need > have:
+        raise GridError(
+            f"grid: {n_configs:,} configs need about {_size(need)} of driver memory (a done "
+            f"flag and a to-do position per config, {DRIVER_BYTES_PER_CONFIG} bytes each), but "
+            f"this machine has {_size(have)} available; split the sweep into smaller grids or "
+            "run the driver on a machine with more memory"
+        )
+
+
+def _open_store(store: RunStore, sweep: ResolvedSweep) -> None:
+    if store.exists():
+        store.check_compatible(sweep)
+        return
+    if not store.is_fresh():
+        raise RunFolderError(
+            f"run folder {store.location!r} exists, is not empty and has no manifest.json; "
+            "choose an empty or new folder"
+        )
+    try:
+        store.create(sweep, results_schema(sweep))
+    except RunFolderError:
+        if not store.exists():
+            raise
+        store.check_compatible(sweep)  # another driver created it just now: join it
+
+
+def run_sweep(
+    spec: SweepSpec | ResolvedSweep,
+    run_dir: str | os.PathLike[str],
+    settings: RunSettings | None = None,
+    **options: Unpack[RunOptions],
+) -> RunSummary:
+    """Run (or continue) a sweep in a run folder.
+
+    Parameters
+    ----------
+    spec : SweepSpec or ResolvedSweep
+        What to run.
+    run_dir : str or path
+        The run folder; created if new, continued if it holds this sweep, refused if it holds
+        another (:class:`sweep.errors.RunFolderError`).
+    settings : RunSettings, optional
+        How to run it (default :class:`RunSettings()`).
+    **options
+        Any field of :class:`RunSettings` (``executor``, ``batch_size``, ``on_error``,
+        ``progress``, ``address``, ``workers``, ``planner``; ``planner=None`` means the
+        default), overriding ``settings``.
+
+    Returns
+    -------
+    RunSummary
+        What this session did and, when complete, the table hash.
+    """
+    sweep = spec if isinstance(spec, ResolvedSweep) else resolve(spec)
+    changes: dict[str, Any] = {k: v for k, v in options.items() if v is not None or k != "planner"}
+    settings = replace(settings or RunSettings(), **changes)
+    settings.check()
+    check_driver_memory(len(sweep.grid))
+    with sigterm_as_interrupt() as rearm:
+        store = RunStore(run_dir)
+        _open_store(store, sweep)
+        with store.locked() as took_over:
+            session, exe = _start_session(store, settings, took_over)
+            return _SessionRun(store, sweep, exe, session, settings, rearm).run()
+
+
+def _start_session(
+    store: RunStore, settings: RunSettings, took_over: LockInfo | None
+) -> tuple[Session, Executor]:
+    """Mark dead sessions killed, make the executor, record a running session."""
+    manifest = store.load_manifest()
+    sessions = tuple(
+        replace(s, status="killed") if s.status == "running" else s for s in manifest.sessions
+    )
+    executor = settings.executor
+    if executor == "auto":  # in-process first; _SessionRun may move the sweep to Ray
+        executor = "ray" if settings.address else "local"
+    exe = (
+        make_executor(executor, address=settings.address, workers=settings.workers)
+        if isinstance(executor, str)
+        else executor
+    )
+    session = Session.begin(
+        len(sessions) + 1,
+        start=utc_now(),
+        engine_version=ENGINE_VERSION,
+        executor=exe.name,
+        environment=environment(),
+        took_over_lock=None if took_over is None else took_over.to_json(),
+    )
+    store.write_manifest(replace(manifest, sessions=(*sessions, session)))
+    return session, exe
+
+
+class _SessionRun:
+    """One driver session: clean the folder, plan, stream batches, record how it ended.
+
+    It holds the session's record and the counts the record is updated with.
+    """
+
+    def __init__(
+        self,
+        store: RunStore,
+        sweep: ResolvedSweep,
+        exe: Executor,
+        session: Session,
+        settings: RunSettings,
+        rearm_sigterm: Callable[[], bool],
+    ) -> None:
+        self.store, self.sweep, self.exe = store, sweep, exe
+        self.session, self.settings, self.rearm_sigterm = session, settings, rearm_sigterm
+        self.total = len(sweep.grid)
+        self.computed = 0
+        self.failed = 0
+        self.plan = Plan(batch_size=0, source="nothing to do")
+        self.choice: ExecutorChoice | None = None
+        self.started = time.perf_counter()
+
+    def _record(self, **changes: Any) -> None:
+        """Update this session's record in the manifest."""
+        self.session = replace(self.session, **changes)
+        self.store.record_session(self.session)
+
+    def _clean_folder(self) -> list[str]:
+        """Remove temp files; quarantine bad parts and telemetry; the parts moved aside."""
+        store = self.store
+        store.ensure_folders()
+        store.remove_temp_files()
+        quarantined = [c.name for c in store.verify_parts() if not c.ok]
+        for name in quarantined:
+            store.quarantine(name)
+        for check in store.check_telemetry():
+            if not check.ok:
+                store.quarantine(check.name, TELEMETRY)
+        return quarantined
+
+    def write(self, outcome: BatchOutcome) -> float:
+        """Write one finished batch as a part; the seconds that took."""
+        if outcome.result.n_errors and self.settings.on_error == "raise":
+            raise ConfigFailedError(
+                f"a config failed and on_error is 'raise': {outcome.result.first_error} "
+                "(its batch was not written; rerun with on_error='record', --on-error "
+                "record on the command line, to keep going)"
+            )
+        t0 = time.perf_counter()
+        try:
+            self.store.write_part(outcome.result.table, outcome.telemetry, self.session.id)
+        except OSError as exc:
+            raise ExecutionError(
+                f"cannot write a part in {self.store.location!r}: {exc.strerror or exc}. "
+                "Finished parts are intact; fix the cause (e.g. free disk space) and run: "
+                f"sweep resume {self.store.location}"
+            ) from exc
+        self.store.heartbeat()
+        self.computed += int(outcome.indices.shape[0])
+        self.failed += outcome.result.n_errors
+        return time.perf_counter() - t0
+
+    def _stream(self, todo: NDArray[np.int64], bar: SweepProgress) -> None:
+        """Plan on the started executor, then run every remaining batch.
+
+        In-process (or with a fixed batch size) the planner's pilots run first and the rest
+        follows in planned batches; on several workers the plan is made while the batches
+        run (:class:`sweep.plan._planning_stream.PlanningStream`), so no worker waits for it.
+        """
+
+        def on_pilot(outcome: BatchOutcome) -> float:
+            seconds = self.write(outcome)
+            bar.advance(int(outcome.indices.shape[0]))
+            return seconds
+
+        settings = self.settings
+        t0 = time.perf_counter()
+        if self.exe.workers == 1 or settings.batch_size is not None:
+            self.plan, todo = plan_batches(
+                self.exe, todo, settings.batch_size, on_pilot, settings.planner
+            )
+        choice = self._choose(todo)
+        if choice.chosen != self.exe.name:  # auto: a local Ray cluster finishes first
+            choice = self._move(choice)
+        self.choice = choice
+        if settings.batch_size is None and self.exe.workers > 1:
+            streamed = small_plan(int(todo.shape[0]), self.exe.workers, settings.planner)
+            if streamed is None:
+                self._run_planning_stream(todo, bar, t0)
+                return
+            self.plan = streamed
+        self.plan = replace(self.plan, planning_seconds=time.perf_counter() - t0)
+        self._record(plan=self.plan, executor_info=self.exe.describe(), executor_choice=self.choice)
+        bar.start_timing()
+        for outcome in self.exe.run(_batches(todo, self.plan.batch_size)):
+            self.write(outcome)
+            bar.advance(int(outcome.indices.shape[0]))
+
+    def _run_planning_stream(self, todo: NDArray[np.int64], bar: SweepProgress, t0: float) -> None:
+        """Run every batch through a planning stream; record the plan as soon as it is made."""
+
+        def on_plan(plan: Plan) -> None:
+            self.plan = replace(plan, planning_seconds=time.perf_counter() - t0)
+            self._record(plan=self.plan, executor_choice=self.choice)
+            bar.start_timing()
+
+        self._record(executor_info=self.exe.describe(), executor_choice=self.choice)
+        stream = PlanningStream(todo, self.exe.workers, self.settings.planner, on_plan)
+        for outcome in self.exe.run(stream.batches()):
+            seconds = self.write(outcome)
+            bar.advance(int(outcome.indices.shape[0]))
+            stream.observe(outcome, seconds)
+        if stream.plan is None:  # the pilots were the whole sweep
+            stream.finish()
+
+    def _move(self, choice: ExecutorChoice) -> ExecutorChoice:
+        """Move the rest of the sweep to the chosen executor (it plans there as it runs).
+
+        If it does not start, the sweep stays in-process and the choice says why.
+        """
+        settings = self.settings
+        other = make_executor(choice.chosen, address=settings.address, workers=settings.workers)
+        try:
+            other.start(self.sweep)
+        except ExecutionError as exc:
+            with contextlib.suppress(Exception):  # best effort: nothing may have started
+                other.close()
+            return replace(
+                choice,
+                chosen=self.exe.name,
+                reason=f"{choice.reason}; but {other.name} did not start ({exc}), so "
+                f"{self.exe.name} ran the sweep",
+            )
+        finally:
+            self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
+        self.exe.close()
+        self.exe = other
+        self._record(executor=other.name, executor_choice=choice)
+        return choice
+
+    def _choose(self, todo: NDArray[np.int64]) -> ExecutorChoice:
+        """The executor for the configs left after planning (see :mod:`sweep.plan._auto`)."""
+        settings = self.settings
+        if settings.executor != "auto":
+            named = settings.executor if isinstance(settings.executor, str) else self.exe.name
+            return ExecutorChoice(named, self.exe.name, f"named: --executor {named}")
+        return choose_executor(
+            self.plan,
+            int(todo.shape[0]),
+            address=settings.address,
+            workers=settings.workers,
+            settings=settings.planner,
+        )
+
+    def run(self) -> RunSummary:
+        """Run the session to its end; what it did."""
+        quarantined = self._clean_folder()
+        status = "failed"
+        try:
+            todo, done = _todo(self.store, self.total)
+            with SweepProgress(self.total, done, self.settings.progress) as bar:
+                if todo.shape[0]:
+                    self.exe.start(self.sweep)
+                    self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
+                    try:
+                        self._stream(todo, bar)
+                    finally:
+                        self.exe.close()
+            status = "completed" if done + self.computed >= self.total else "incomplete"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            with contextlib.suppress(OSError):  # best effort: the disk may be full
+                self._record(
+                    end=utc_now(),
+                    status=status,
+                    configs_computed=self.computed,
+                    configs_failed=self.failed,
+                    quarantined=tuple(quarantined),
+                    wall_seconds=time.perf_counter() - self.started,
+                )
+        return self._summary(done, quarantined, status)
+
+    def _summary(self, done: int, quarantined: list[str], status: str) -> RunSummary:
+        """The summary, with the table hash (recorded) once every config is done."""
+        store, total = self.store, self.total
+        done_now = done + self.computed
+        good = store.good_parts()[0] if done_now >= total or done else []
+        table_hash = results_hash(store.location, good) if done_now >= total else None
+        failed_total = self.failed if done == 0 else failed_count(store, good)
+        if table_hash is not None:
+            self._record(table_hash=table_hash)
+        return RunSummary(
+            store.location,
+            total,
+            done_now,
+            failed_total,
+            self.computed,
+            quarantined,
+            table_hash,
+            self.plan,
+            status,
+            self.choice,
+        )
+
+
+def _todo(store: RunStore, total: int) -> tuple[NDArray[np.int64], int]:
+    """Grid positions still to do, and the count of configs done."""
+    mask = store.done_mask(total)
+    done = int(mask.sum())
+    np.logical_not(mask, out=mask)
+    return np.flatnonzero(mask).astype(np.int64, copy=False), done

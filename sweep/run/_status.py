@@ -1,0 +1,310 @@
+"""Read-only views of a run folder: status, verification, ranked results."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, fields
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+import pyarrow.compute as pc
+
+from sweep.errors import SweepError, close_matches
+from sweep.plan._eta import eta
+from sweep.store._null_summary import merged_summary, summary_digest
+from sweep.store._record import LockInfo, PartInfo, Session
+from sweep.store._results import results_hash, results_table
+from sweep.store._run_store import RunRecord, RunStore, read_run
+
+
+def failed_count(store: RunStore, parts: list[str]) -> int:
+    """Configs whose status is not ``ok`` in these (checked) parts."""
+    failed = 0
+    for name in parts:
+        status = store.read_part_columns(name, ["status"]).column(0)
+        failed += int(pc.sum(pc.not_equal(status, "ok")).as_py() or 0)
+    return failed
+
+
+@dataclass(frozen=True)
+class LiveRate:
+    """The running session's throughput and time left (:func:`sweep.plan._eta.eta`).
+
+    Attributes
+    ----------
+    session : int
+        The running session's id.
+    executor : str or None
+        Its executor.
+    configs : int
+        Configs it has written since its first task was submitted (telemetry rows).
+    seconds : float
+        From its first task's submission to now.
+    configs_per_second, seconds_left : float
+        NaN until a task has finished.
+    """
+
+    session: int
+    executor: str | None
+    configs: int
+    seconds: float
+    configs_per_second: float
+    seconds_left: float
+
+    def to_json(self) -> dict[str, Any]:
+        """Its fields (NaN as null)."""
+        return {
+            k: None if isinstance(v, float) and math.isnan(v) else v
+            for k, v in asdict(self).items()
+        }
+
+
+def live_rate(run: RunRecord, remaining: int, now: float | None = None) -> LiveRate | None:
+    """Throughput of the session a live driver is running, from its telemetry (read-only).
+
+    Parameters
+    ----------
+    run : RunRecord
+        The folder, read.
+    remaining : int
+        Configs not done.
+    now : float, optional
+        Epoch seconds (default: the clock).
+
+    Returns
+    -------
+    LiveRate or None
+        None when no session is ``running`` or no driver holds the lock.
+    """
+    running = [s for s in run.manifest.sessions if s.status == "running"]
+    if not running or not run.store.read_lock():
+        return None
+    session = max(running, key=lambda s: s.id)
+    table = run.store.read_telemetry()
+    configs, first = 0, math.nan
+    if table is not None and "session" in table.column_names:
+        frame = table.select(["session", "submit_time", "n_configs"]).to_pandas()
+        mine = frame[frame["session"] == session.id]
+        if len(mine):
+            configs, first = int(mine["n_configs"].sum()), float(mine["submit_time"].min())
+    seconds = (time.time() if now is None else now) - first
+    estimate = eta(configs, seconds, remaining)
+    return LiveRate(
+        session.id,
+        session.executor,
+        configs,
+        seconds,
+        estimate.configs_per_second,
+        estimate.seconds_left,
+    )
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """What ``sweep status`` shows (:func:`run_status`); ``to_json`` is ``--json``.
+
+    Attributes
+    ----------
+    run_dir, name, spec_hash : str
+        The folder, the spec's name and hash.
+    total, done, failed, remaining, parts : int
+        Configs in the grid, done, failed and not done; good parts.
+    bad_parts : list of PartInfo
+        Parts left out (their configs count as not done).
+    sessions : tuple of Session
+        The driver sessions.
+    last_activity : str or None
+        The latest session start/end or part write (ISO UTC).
+    table_hash : str or None
+        None until complete.
+    lock : LockInfo or None
+        The lock file (None when no driver holds the folder).
+    live : LiveRate or None
+        The running session's configs/s and time left (while a driver runs).
+    """
+
+    run_dir: str
+    name: str | None
+    spec_hash: str
+    total: int
+    done: int
+    failed: int
+    remaining: int
+    parts: int
+    bad_parts: list[PartInfo]
+    sessions: tuple[Session, ...]
+    last_activity: str | None
+    table_hash: str | None
+    lock: LockInfo | None
+    live: LiveRate | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of ``sweep status --json``."""
+        doc = {f.name: getattr(self, f.name) for f in fields(self)}
+        doc["live"] = None if self.live is None else self.live.to_json()
+        doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
+        doc["sessions"] = [s.to_json() for s in self.sessions]
+        doc["lock"] = None if self.lock is None else self.lock.to_json()
+        return doc
+
+
+def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> RunStatus:
+    """Summarise a run folder, counting only parts that pass their check.
+
+    Parameters
+    ----------
+    run_dir : str or path
+        The run folder.
+    with_hash : bool
+        Compute the table hash when every config is done.
+
+    Returns
+    -------
+    RunStatus
+        Counts, parts, sessions, last activity, table hash and lock.
+    """
+    run = read_run(run_dir)
+    store, manifest, total, parts = run.store, run.manifest, run.total, run.good
+    done = run.done()
+    times = [s.end or s.start for s in manifest.sessions]
+    files = [store.fs.join("parts", n) for n in parts]
+    if files:
+        latest = max(store.fs.mtime(f) for f in files)
+        times.append(datetime.fromtimestamp(latest, UTC).isoformat(timespec="milliseconds"))
+    complete = with_hash and done == total and total > 0
+    return RunStatus(
+        run_dir=str(run_dir),
+        name=manifest.spec.get("name"),
+        spec_hash=manifest.run_key.spec_hash,
+        total=total,
+        done=done,
+        failed=failed_count(store, parts),
+        remaining=total - done,
+        parts=len(parts),
+        bad_parts=run.bad,
+        sessions=manifest.sessions,
+        last_activity=max((t for t in times if t), default=None),
+        table_hash=results_hash(run_dir, parts) if complete else None,
+        lock=store.read_lock(),
+        live=live_rate(run, total - done),
+    )
+
+
+def first_error(run_dir: str | os.PathLike[str]) -> str | None:
+    """The error message of the first failed config found in the parts, or None.
+
+    Parameters
+    ----------
+    run_dir : str or path
+        The run folder.
+
+    Returns
+    -------
+    str or None
+        The ``error`` of one config whose status is not ``ok`` (parts read in name order).
+    """
+    store = RunStore(run_dir)
+    for name in store.part_names():
+        table = store.read_part_columns(name, ["status", "error"])
+        failed = table.filter(pc.not_equal(table.column("status"), "ok"))
+        if failed.num_rows:
+            return str(failed.column("error")[0].as_py() or "(no message)")
+    return None
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What ``sweep verify`` found (:func:`verify_run`).
+
+    Attributes
+    ----------
+    good_parts : int
+        Parts that pass their check.
+    bad_parts, bad_telemetry : list of PartInfo
+        Parts (their configs count as not done) and telemetry files (results unaffected)
+        that fail it.
+    done, total : int
+        Configs the good parts hold, and in the grid.
+    table_hash : str or None
+        Of the good parts, when they cover the grid and no part is bad.
+    null_summary_hash : str or None
+        :func:`sweep.store._null_summary.summary_digest` of the merged null summaries, likewise
+        (and when the sweep has bootstrap replications).
+    """
+
+    good_parts: int
+    bad_parts: list[PartInfo]
+    bad_telemetry: list[PartInfo]
+    done: int
+    total: int
+    table_hash: str | None
+    null_summary_hash: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (bad files as ``{"name", "reason"}``)."""
+        doc = {f.name: getattr(self, f.name) for f in fields(self)}
+        doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
+        doc["bad_telemetry"] = [b.to_json() for b in self.bad_telemetry]
+        return doc
+
+
+def verify_run(run_dir: str | os.PathLike[str]) -> Verification:
+    """Check every part and telemetry file against the manifest.
+
+    Returns
+    -------
+    Verification
+        The good and bad parts, bad telemetry, done configs, and the table and null-summary
+        hashes when complete.
+    """
+    run = read_run(run_dir)
+    good, bad = run.good, run.bad
+    done = run.done()
+    complete = not bad and done == run.total
+    summary = merged_summary(run.store.read_part_schema(n) for n in good) if complete else None
+    return Verification(
+        good_parts=len(good),
+        bad_parts=bad,
+        bad_telemetry=[c for c in run.store.check_telemetry() if not c.ok],
+        done=done,
+        total=run.total,
+        table_hash=results_hash(run_dir, good) if complete else None,
+        null_summary_hash=summary_digest(summary) if summary is not None else None,
+    )
+
+
+def results_frame(
+    run_dir: str | os.PathLike[str], sort: str, top: int | None
+) -> tuple[pd.DataFrame, list[str]]:
+    """Results sorted by a metric (descending, NaN last), optionally the top ``top`` rows.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        The configs of the parts that pass their check.
+    notes : list of str
+        What a reader must know: parts left out, configs not done yet.
+    """
+    run = read_run(run_dir)
+    total, good, bad = run.total, run.good, run.bad
+    frame: pd.DataFrame = results_table(run_dir, good).to_pandas()
+    notes = [
+        f"part {b.name} is left out ({b.reason}); `sweep resume` recomputes its configs"
+        for b in bad
+    ]
+    if len(frame) < total:
+        notes.append(
+            f"the results cover {len(frame):,} of {total:,} configs "
+            f"({total - len(frame):,} not done yet); continue with: sweep resume {run_dir}"
+        )
+    if sort not in frame.columns:
+        raise SweepError(
+            f"--sort: unknown column {sort!r}; choose from "
+            f"{[c for c in frame.columns if not c.startswith('blk_')]}."
+            + close_matches(sort, frame.columns)
+        )
+    frame = frame.sort_values(sort, ascending=False, na_position="last", kind="stable")
+    return (frame.head(top) if top else frame), notes

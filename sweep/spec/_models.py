@@ -1,0 +1,305 @@
+"""The sweep spec's models: one validated description of a sweep, from TOML or from Python.
+
+Structure is checked by pydantic models (unknown keys are refused with a close-match
+suggestion); :func:`sweep.spec._resolve.resolve` then checks the spec against its strategy
+and its data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from strategies import COST_PARAMS
+from sweep.common._fs import is_uri
+from sweep.errors import (
+    SpecError,
+    close_matches,
+)
+from sweep.spec._validation_spec import CpcvSpec, ValidationSpec, WalkForwardSpec
+
+#: Names of the position-function strategies' cost parameters (for a hint in messages).
+COST_PARAMETERS = frozenset(p.name for p in COST_PARAMS)
+#: Largest PBO block count: C(20, 10) = 184,756 splits.
+MAX_PBO_BLOCKS = 20
+#: Fewest periods per PBO block.
+MIN_PERIODS_PER_BLOCK = 5
+#: Longest sweep name.
+MAX_NAME_LENGTH = 100
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class DataSpec(_Model):
+    """Where the price panel comes from, and how to read it.
+
+    Attributes
+    ----------
+    source : {"synthetic", "file", "memory"}
+        The embedded synthetic panel, a file or folder (``path``), or a panel handed over
+        from Python (a DataFrame or a Panel; the run folder keeps a copy).
+    path : str or None
+        A file or a folder of per-asset files: a local path or a URI pyarrow reads
+        (``s3://``, ``gs://``); see :func:`sweep.load_panel`.
+    seed, years : int
+        Of the synthetic panel.
+    layout : {"auto", "wide", "long"}
+        Of a single file (``auto``: long when it has an ``asset`` column).
+    fill : {"none", "ffill"}
+        A missing price inside an asset's listed span: an error naming the cell, or the last
+        price carried forward.
+    """
+
+    source: Literal["synthetic", "file", "memory"] = "synthetic"
+    path: str | None = None
+    seed: int = Field(default=20261130, ge=0)
+    years: int = Field(default=25, ge=1, le=200)
+    layout: Literal["auto", "wide", "long"] = "auto"
+    fill: Literal["none", "ffill"] = "none"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON-ready form.
+
+        ``layout`` and ``fill`` appear only when not their defaults (so a spec written before
+        they existed hashes as before); an in-memory source has no ``path``, nor the
+        synthetic panel's ``seed`` and ``years``.
+        """
+        doc = self.model_dump(mode="json")
+        for key, default in (("layout", "auto"), ("fill", "none")):
+            if doc.get(key) == default:
+                doc.pop(key)
+        if self.source == "memory":
+            doc.pop("seed")
+            doc.pop("years")
+            doc.pop("path")
+        return doc
+
+
+class StrategySpec(_Model):
+    """Which strategy to sweep: a built-in name or an import path ``package.module:Name``."""
+
+    name: str
+
+
+class MetricOptions(_Model):
+    """Options of the per-config metrics (they change results, so they are part of the spec)."""
+
+    periods_per_year: float = Field(default=252.0, gt=0, allow_inf_nan=False)
+    bootstrap_reps: int = Field(default=200, ge=0, le=100_000)
+    block_length: int = Field(default=21, ge=1)
+    bootstrap_method: Literal["circular", "stationary"] = "circular"
+    pbo_blocks: int = Field(default=16, ge=2)
+    benchmark: str = Field(default="zero", min_length=1)
+    stepm_top_k: int = Field(default=32, ge=1, le=4096)
+
+    @field_validator("periods_per_year", mode="before")
+    @classmethod
+    def _int_is_float(cls, v: Any) -> Any:
+        return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @field_validator("pbo_blocks")
+    @classmethod
+    def _even(cls, v: int) -> int:
+        if v % 2:
+            raise ValueError(f"must be even (CSCV splits the blocks in halves), got {v}")
+        if v > MAX_PBO_BLOCKS:
+            raise ValueError(
+                f"must be at most {MAX_PBO_BLOCKS} (C(S, S/2) splits grow fast), got {v}"
+            )
+        return v
+
+
+class SweepSpec(_Model):
+    """A validated sweep spec.
+
+    Attributes
+    ----------
+    name : str
+        Name of the sweep, a folder-safe slug (the default run folder is ``runs/<name>``).
+    seed : int
+        Root seed of every config's seed sequence.
+    data : DataSpec
+        The price panel.
+    strategy : StrategySpec
+        The strategy.
+    grid : dict
+        Parameter axes, plus optional ``zip`` groups and ``where`` constraints.
+    metrics : MetricOptions
+        Per-config metric options.
+    costs : dict of str to float
+        Strategy parameters held fixed across the grid (e.g. ``cost = 0.0005``).
+    validation : ValidationSpec or None
+        Out-of-sample folds (walk-forward, CPCV); see :mod:`sweep.spec._validation_spec`.
+    """
+
+    name: str = Field(min_length=1)
+    seed: int = Field(ge=0)
+    data: DataSpec = DataSpec()
+    strategy: StrategySpec
+    grid: dict[str, Any]
+    metrics: MetricOptions = MetricOptions()
+    costs: dict[str, float] = Field(default_factory=dict)
+    validation: ValidationSpec | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if len(v) > MAX_NAME_LENGTH or not _NAME.fullmatch(v):
+            raise ValueError(
+                "expected a folder name (the default run folder is runs/<name>): letters, "
+                "digits, '.', '_' and '-', starting with a letter or digit, at most "
+                f"{MAX_NAME_LENGTH} characters"
+            )
+        return v
+
+    @field_validator("costs", mode="before")
+    @classmethod
+    def _costs_finite(cls, v: Any) -> Any:
+        if isinstance(v, dict):
+            for key, value in v.items():
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ValueError(f"{key}: expected a number, got {value!r}")
+                if not math.isfinite(value):
+                    raise ValueError(f"{key}: expected a finite number, got {value!r}")
+            return {k: float(x) for k, x in v.items()}
+        return v
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the spec as plain JSON-ready data (what the manifest stores).
+
+        A spec without ``[validation]`` has no such key (so its hash is what it was before
+        validation existed).
+        """
+        doc = self.model_dump(mode="json")
+        doc["data"] = self.data.to_dict()
+        if doc.get("validation") is None:
+            doc.pop("validation", None)
+        return doc
+
+    def identity(self) -> dict[str, Any]:
+        """Return what identifies the sweep's results: the spec without the data's location.
+
+        The data file's path and layout are left out (a moved or re-laid-out file is the
+        same data); the data itself is identified by its fingerprint, which the manifest
+        records beside the spec hash.
+        """
+        doc = self.to_dict()
+        doc["data"].pop("path", None)
+        doc["data"].pop("layout", None)
+        # The grid's key order fixes the canonical order of configs: keep it in the hash.
+        doc["grid"] = [[name, definition] for name, definition in self.grid.items()]
+        return doc
+
+    @property
+    def spec_hash(self) -> str:
+        """sha256 of the canonical JSON of :meth:`identity` (sorted keys, no whitespace)."""
+        blob = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _describe_errors(exc: ValidationError, fields: dict[str, list[str]]) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "spec"
+        if err["type"] == "extra_forbidden":
+            parent = ".".join(str(p) for p in err["loc"][:-1])
+            key = str(err["loc"][-1])
+            lines.append(
+                f"{loc}: unknown key {key!r}." + close_matches(key, fields.get(parent, []))
+            )
+        elif err["type"] == "missing":
+            lines.append(f"{loc}: required, but missing")
+        else:
+            given = err.get("input")
+            msg = err["msg"].removeprefix("Value error, ")
+            # Some validators already say what they got: do not say it twice.
+            lines.append(f"{loc}: {msg}" if ", got " in msg else f"{loc}: {msg} (got {given!r})")
+    return "invalid sweep spec: " + "; ".join(lines)
+
+
+def _known_fields() -> dict[str, list[str]]:
+    return {
+        "": list(SweepSpec.model_fields),
+        "data": list(DataSpec.model_fields),
+        "strategy": list(StrategySpec.model_fields),
+        "metrics": list(MetricOptions.model_fields),
+        "validation": list(ValidationSpec.model_fields),
+        "validation.walk_forward": list(WalkForwardSpec.model_fields),
+        "validation.cpcv": list(CpcvSpec.model_fields),
+    }
+
+
+def spec_from_dict(doc: dict[str, Any], base_dir: Path | None = None) -> SweepSpec:
+    """Validate a spec given as plain data (the shape of the TOML file).
+
+    Parameters
+    ----------
+    doc : dict
+        The spec.
+    base_dir : Path, optional
+        Folder that a relative ``data.path`` is relative to (the TOML file's folder).
+
+    Returns
+    -------
+    SweepSpec
+        The validated spec; ``data.path`` made absolute.
+    """
+    doc = dict(doc)
+    data = doc.get("data")
+    if isinstance(data, dict):
+        data = dict(data)
+        if "path" in data and "source" not in data:
+            data["source"] = "file"
+        path = data.get("path")
+        if isinstance(path, str) and base_dir is not None and not is_uri(path):
+            data["path"] = str((base_dir / path.removeprefix("file://")).resolve())
+        doc["data"] = data
+    try:
+        spec = SweepSpec.model_validate(doc)
+    except ValidationError as exc:
+        raise SpecError(_describe_errors(exc, _known_fields())) from exc
+    if spec.data.source == "file" and not spec.data.path:
+        raise SpecError("data.path: required when data.source = 'file'")
+    if spec.data.source == "synthetic" and spec.data.path:
+        raise SpecError("data: give either source = 'synthetic' or a path, not both")
+    if spec.data.source == "memory" and spec.data.path:
+        raise SpecError(
+            "data: source = 'memory' is a panel handed over from Python; it takes no path "
+            f"(got path = {spec.data.path!r}); use source = 'file' for a file"
+        )
+    return spec
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and validate a TOML sweep spec.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.toml`` file.
+
+    Returns
+    -------
+    SweepSpec
+        The validated spec.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"spec: cannot read {str(p)!r}: {exc.strerror or exc}") from exc
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"spec: {str(p)!r} is not valid TOML: {exc}") from exc
+    return spec_from_dict(doc, base_dir=p.resolve().parent)
