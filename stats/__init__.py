@@ -5,7 +5,8 @@ No Ray, no I/O, no global random state: functions that need randomness take a
 otherwise, and kurtosis is RAW (normal = 3). Return series are laid out (series, periods),
 one config per row, except the PBO matrix, which follows its paper: (periods, strategies).
 Bad inputs raise :class:`StatsInputError` (a ``ValueError``); ``stats`` imports nothing from
-``sweep`` or ``strategies``.
+``sweep`` or ``strategies``. Every transcendental that feeds a result goes through
+``fixed_exp``/``fixed_log``/``norm_cdf``/``norm_ppf``: the same bits on every CPU.
 """
 
 from stats._amortization import AmortizationFit, AmortizationLaw, fit_amortization
@@ -31,6 +32,7 @@ from stats._effective_trials import (
     effective_number_of_trials,
     trials_from_mean_sq_correlation,
 )
+from stats._fixed_math import fixed_exp, fixed_log, norm_cdf, norm_ppf
 from stats._folds import (
     Fold,
     FoldPlan,
@@ -118,6 +120,8 @@ __all__ = [
     "expected_max_sharpe",
     "fit_amortization",
     "fit_usl",
+    "fixed_exp",
+    "fixed_log",
     "fold_values",
     "group_bounds",
     "gustafson_speedup",
@@ -129,6 +133,8 @@ __all__ = [
     "minimum_backtest_length",
     "moments_from_path",
     "multiple_testing_summary",
+    "norm_cdf",
+    "norm_ppf",
     "path_statistics",
     "pbo_from_block_stats",
     "probabilistic_sharpe_ratio",

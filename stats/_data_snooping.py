@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize
 
+from stats._fixed_math import exp_scalar, log_scalar
 from stats._sharpe_inference import expected_max_sharpe
 from stats._validation import input_error
 
@@ -223,7 +224,7 @@ class ConfigNullStats:
 
 def consistent_threshold(n_obs: int) -> float:
     """Hansen's (2005) recentring threshold ``-sqrt(2 log log n)`` on the studentised scale."""
-    return -math.sqrt(2.0 * math.log(math.log(n_obs))) if n_obs > 2 else -math.inf
+    return -math.sqrt(2.0 * log_scalar(log_scalar(n_obs))) if n_obs > 2 else -math.inf
 
 
 def config_null_stats(mean: FloatArray, centred: FloatArray, n_obs: int) -> ConfigNullStats:
@@ -657,9 +658,9 @@ def implied_number_of_trials(mean_null_max: float, null_sharpe_std: float) -> fl
         return 1.0
 
     def e_max(log_n: float) -> float:
-        return expected_max_sharpe(math.exp(log_n), method="exact")
+        return expected_max_sharpe(exp_scalar(log_n), method="exact")
 
-    top = math.log(1e15)
+    top = log_scalar(1e15)
     if e_max(top) <= target:
         return 1e15
-    return float(math.exp(optimize.brentq(lambda x: e_max(x) - target, 0.0, top, xtol=1e-10)))
+    return float(exp_scalar(optimize.brentq(lambda x: e_max(x) - target, 0.0, top, xtol=1e-10)))

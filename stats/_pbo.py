@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from stats._cscv_kernel import cscv_best_and_ranks
+from stats._fixed_math import fixed_log
 from stats._row_kernel import path_statistics
 from stats._validation import FloatArray, as_float_array, as_int, check_choice, input_error
 
@@ -290,7 +291,7 @@ def pbo_from_block_stats(
     oos_best = _pooled_metric(1.0 - in_sample, cnt[best], x_sum[best], x_sq[best], metric)
 
     omega = rank / (n + 1.0)
-    logits = np.log(omega / (1.0 - omega))
+    logits = fixed_log(omega / (1.0 - omega))
     slope, intercept, r2 = _ols(is_best, oos_best)
     with np.errstate(invalid="ignore"):
         loss = float(np.mean(oos_best < 0))

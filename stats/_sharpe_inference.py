@@ -12,8 +12,16 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import integrate, special
+from scipy import integrate
 
+from stats._fixed_math import (
+    exp_scalar,
+    log_norm_cdf,
+    log_scalar,
+    norm_cdf,
+    norm_cdf_array,
+    norm_ppf,
+)
 from stats._validation import (
     FloatArray,
     as_float,
@@ -92,9 +100,7 @@ def _gumbel_expected_max(n: float) -> float:
     gamma = float(np.euler_gamma)
     if n <= 1.0:
         return 0.0
-    approx = (1.0 - gamma) * float(special.ndtri(1.0 - 1.0 / n)) + gamma * float(
-        special.ndtri(1.0 - 1.0 / (n * math.e))
-    )
+    approx = (1.0 - gamma) * norm_ppf(1.0 - 1.0 / n) + gamma * norm_ppf(1.0 - 1.0 / (n * math.e))
     return max(approx, 0.0)
 
 
@@ -102,15 +108,11 @@ def _exact_expected_max(n: float) -> float:
     if n == 1.0:
         return 0.0
     # E[max] = integral of x dPhi(x)**n = integral of x * n * phi(x) * Phi(x)**(n-1) dx.
-    log_n = math.log(n)
+    log_n = log_scalar(n)
+    log_sqrt_2pi = 0.5 * log_scalar(2.0 * math.pi)
 
     def integrand(x: float) -> float:
-        return x * math.exp(
-            log_n
-            - 0.5 * x * x
-            - 0.5 * math.log(2.0 * math.pi)
-            + (n - 1.0) * float(special.log_ndtr(x))
-        )
+        return x * exp_scalar(log_n - 0.5 * x * x - log_sqrt_2pi + (n - 1.0) * log_norm_cdf(x))
 
     centre = math.sqrt(2.0 * log_n)
     points = [centre - 2.0, centre - 0.5, centre, centre + 0.5, centre + 2.0]
@@ -250,7 +252,7 @@ def probabilistic_sharpe_ratio(
     _check_raw_kurtosis(g3, g4)
     factor = _sharpe_variance_factor(sr, g3, g4)
     z = (sr - bench) * np.sqrt(t - 1.0) / np.sqrt(factor)
-    out: FloatArray = np.asarray(special.ndtr(z), dtype=np.float64)
+    out: FloatArray = norm_cdf_array(z)
     return out
 
 
@@ -393,8 +395,8 @@ def deflated_sharpe_ratio(
     z = (sr - sr0) * math.sqrt(float(t_checked) - 1.0) / math.sqrt(factor)
     z_zero = sr * math.sqrt(float(t_checked) - 1.0) / math.sqrt(factor)
     return DeflatedSharpe(
-        dsr=float(special.ndtr(z)),
-        psr=float(special.ndtr(z_zero)),
+        dsr=norm_cdf(z),
+        psr=norm_cdf(z_zero),
         sharpe=sr,
         sr0=sr0,
         z=z,
@@ -466,7 +468,7 @@ def min_track_record_length(
         _check_per_period_sharpe("sharpe_benchmark", bench, None)
     _check_raw_kurtosis(g3, g4)
     factor = _sharpe_variance_factor(sr, g3, g4)
-    z_alpha = float(special.ndtri(conf))
+    z_alpha = norm_ppf(conf)
     edge = sr - bench
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(edge > 0, 1.0 + factor * (z_alpha / edge) ** 2, np.inf)

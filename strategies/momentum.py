@@ -9,6 +9,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from stats import fixed_log
 from strategies._accounting import asset_returns, refuse_listings
 from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows
@@ -97,7 +98,7 @@ class Momentum:
         """Evaluate a batch of configs (see :class:`strategies.Strategy`)."""
         refuse_listings(panel, self.name, INSTEAD)
         close = panel.close
-        log_price = np.log(close)
+        log_price = fixed_log(close)  # same bits on every CPU (np.log is dispatched)
         returns_of_assets = asset_returns(close)
         n_assets = close.shape[1]
         n, n_ret = params["lookback"].shape[0], returns_of_assets.shape[0]

@@ -6,6 +6,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from stats import fixed_log
 from strategies._position import position_strategy
 from strategies._protocol import Param
 
@@ -79,7 +80,7 @@ def trailing_log_return(
     out = np.full(prices.shape, np.nan)
     lag = lookback + skip
     if lag < prices.shape[0]:
-        log_price = np.log(prices)
+        log_price = fixed_log(prices)  # same bits on every CPU (np.log is dispatched)
         np.subtract(log_price[lookback : prices.shape[0] - skip], log_price[:-lag], out=out[lag:])
     out[np.isnan(prices)] = np.nan
     return out

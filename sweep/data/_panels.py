@@ -10,6 +10,7 @@ of the parsed arrays, wherever they came from.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.signal import lfilter
 
+from stats import fixed_exp, fixed_log
 from strategies import Panel as Panel  # re-exported: sweep.data._panels.Panel is the same class
 from strategies import panel_fingerprint as panel_fingerprint
 from sweep.data._layouts import (
@@ -148,6 +150,17 @@ def _panel_of(parsed: Parsed, source: str, fill: str) -> Panel:
     )
 
 
+def _cholesky_3x3(a: tuple[tuple[float, ...], ...]) -> tuple[tuple[float, ...], ...]:
+    """Lower Cholesky factor of a 3 x 3 correlation, in plain arithmetic (no LAPACK)."""
+    l00 = math.sqrt(a[0][0])
+    l10 = a[1][0] / l00
+    l20 = a[2][0] / l00
+    l11 = math.sqrt(a[1][1] - l10 * l10)
+    l21 = (a[2][1] - l20 * l10) / l11
+    l22 = math.sqrt((a[2][2] - l20 * l20) - l21 * l21)
+    return ((l00, 0.0, 0.0), (l10, l11, 0.0), (l20, l21, l22))
+
+
 def synthetic_panel(seed: int = 20261130, years: int = 25, start: str = "2000-01-03") -> Panel:
     """Generate the embedded default panel: 3 correlated assets with volatility clustering.
 
@@ -177,20 +190,27 @@ def synthetic_panel(seed: int = 20261130, years: int = 25, start: str = "2000-01
     dates = pd.bdate_range(start=start, periods=n)
     vol = np.array([0.011, 0.005, 0.009])
     mu = np.array([0.0003, 0.0001, 0.0002])
-    corr = np.array([[1.0, -0.3, 0.1], [-0.3, 1.0, 0.2], [0.1, 0.2, 1.0]])
-    chol = np.linalg.cholesky(corr)
-    z = rng.standard_normal((n, 3)) @ chol.T
+    # The correlated draws in explicit elementwise products and sums in a fixed order (no
+    # BLAS: OpenBLAS's dgemm kernel, chosen by CPU, changes the last bits), a Cholesky factor
+    # of the fixed correlation computed with correctly rounded square roots, and exp/log
+    # from stats' fixed implementation (numpy's and libm's are CPU-dispatched).
+    chol = _cholesky_3x3(((1.0, -0.3, 0.1), (-0.3, 1.0, 0.2), (0.1, 0.2, 1.0)))
+    raw = rng.standard_normal((n, 3))
+    z = np.empty((n, 3))
+    z[:, 0] = raw[:, 0] * chol[0][0]
+    z[:, 1] = raw[:, 0] * chol[1][0] + raw[:, 1] * chol[1][1]
+    z[:, 2] = (raw[:, 0] * chol[2][0] + raw[:, 1] * chol[2][1]) + raw[:, 2] * chol[2][2]
     omega, alpha, beta = 0.02, 0.08, 0.90
     h = np.ones(3)
     eps = np.empty((n, 3))
     for t in range(n):
         eps[t] = np.sqrt(h) * z[t]
-        h = omega + alpha * eps[t] ** 2 + beta * h
-    phi = 0.5 ** (1 / 63)
+        h = omega + alpha * (eps[t] * eps[t]) + beta * h
+    phi = float(fixed_exp(float(fixed_log(0.5)) / 63.0))  # half-life 63 days
     shocks = rng.standard_normal((n, 3)) * vol * 0.004
     drift = lfilter([1.0], [1.0, -phi], shocks, axis=0)
     log_returns = mu + drift + vol * eps
-    close = 100.0 * np.exp(np.cumsum(log_returns, axis=0))
+    close = 100.0 * fixed_exp(np.cumsum(log_returns, axis=0))
     return make_panel(dates, SYNTHETIC_ASSETS, close, source="synthetic panel")
 
 

@@ -24,6 +24,8 @@ from stats import (
     deflated_sharpe_ratio,
     effective_number_of_trials,
     expected_max_sharpe,
+    fixed_exp,
+    fixed_log,
     moments_from_path,
     multiple_testing_summary,
     path_statistics,
@@ -428,7 +430,8 @@ def expected_max_curve(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """E[max] of null Sharpes (per period) against N, from 1 to ten times the naive N."""
     top = max(10.0 * naive_n, 10.0)
-    n = np.unique(np.round(np.logspace(0.0, math.log10(top), CURVE_POINTS)))
+    # Evenly spaced in log N, through the fixed exp/log (np.logspace's pow is CPU-dispatched).
+    n = np.unique(np.round(fixed_exp(np.linspace(0.0, float(fixed_log(top)), CURVE_POINTS))))
     sr0 = np.array([expected_max_sharpe(float(k), sharpe_std) for k in n])
     return n.astype(np.float64), sr0
 
