@@ -34,7 +34,7 @@ import json, sys, time
 import numpy as np
 from sweep import evaluate_batch, load_spec, resolve, spec_from_dict
 base = resolve(load_spec(sys.argv[1]))
-doc = base.spec.to_dict(); doc["metrics"]["bootstrap_reps"] = 0
+doc = base.spec.to_dict(); doc["metrics"]["bootstrap_reps"] = int(sys.argv[2])
 sweep = resolve(spec_from_dict(doc), base.panel)
 idx = np.arange(len(sweep.grid), dtype=np.int64)
 evaluate_batch(sweep, idx[:64])
@@ -52,15 +52,17 @@ def export(commit: str, folder: Path) -> None:
         check=True,
     ).stdout
     with tarfile.open(fileobj=BytesIO(data)) as tar:
-        tar.extractall(folder, filter="data")
+        # A symlink (an old commit tracked one to an absolute venv path) is not code: skip it.
+        files = [member for member in tar if not member.issym()]
+        tar.extractall(folder, members=files, filter="data")
 
 
-def measure(tree: Path, spec: Path) -> float:
+def measure(tree: Path, spec: Path, reps: int = 0) -> float:
     # Each tree compiles into its own cache outside the work tree (never beside the sources).
     cache = Path(tempfile.gettempdir()) / "raysweep-bench-numba" / tree.resolve().name
     env = {**os.environ, "PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": str(cache)}
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(spec)],
+        [sys.executable, "-c", CHILD, str(spec), str(reps)],
         capture_output=True,
         text=True,
         check=True,
@@ -75,17 +77,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="ae5ceb0")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--bootstrap-reps", type=int, default=0, help="joint bootstrap reps")
     args = parser.parse_args()
+    reps = args.bootstrap_reps
     spec = REPO / "examples" / "momentum.toml"
     with tempfile.TemporaryDirectory(prefix="bench-base-") as tmp:
         base_tree = Path(tmp) / "base"
         export(args.base, base_tree)
         best = {"base": float("inf"), "head": float("inf")}
         for _ in range(args.rounds):
-            best["base"] = min(best["base"], measure(base_tree, spec))
-            best["head"] = min(best["head"], measure(REPO, spec))
+            best["base"] = min(best["base"], measure(base_tree, spec, reps))
+            best["head"] = min(best["head"], measure(REPO, spec, reps))
     ratio = best["base"] / best["head"]
-    print(f"momentum main grid without bootstrap, best of {args.rounds} alternated rounds:")
+    print(
+        f"momentum main grid, {reps} bootstrap replications, best of {args.rounds} "
+        "alternated rounds:"
+    )
     print(f"  base {args.base}: {1 / best['base']:8,.0f} configs/s/core")
     print(f"  this tree:      {1 / best['head']:8,.0f} configs/s/core")
     print(f"  ratio this tree / base: {ratio:.2f}x")

@@ -8,6 +8,7 @@ Swept by ``examples/ts_momentum.toml`` (run from the repository root with
 import numpy as np
 import pandas as pd
 
+from stats import fixed_log
 from strategies import Param, position_strategy
 
 
@@ -21,7 +22,7 @@ from strategies import Param, position_strategy
 )
 def ts_momentum(prices: np.ndarray, lookback: int, target_vol: float) -> np.ndarray:
     """Long assets up over ``lookback`` days, short those down, each sized to ``target_vol``."""
-    log_price = pd.DataFrame(np.log(prices))
+    log_price = pd.DataFrame(fixed_log(prices))  # np.log differs in its last bits by CPU
     trend = np.sign(log_price.diff(lookback))
     vol = log_price.diff().rolling(60).std() * np.sqrt(252)
     listed = np.isfinite(prices).sum(axis=1, keepdims=True)

@@ -337,11 +337,14 @@ def _ols(x: FloatArray, y: FloatArray) -> tuple[float, float, float]:
         return math.nan, math.nan, math.nan
     dx = xs - xs.mean()
     dy = ys - ys.mean()
-    sxx = float(dx @ dx)
+    # Products summed by numpy's pairwise sum, not `@`: a 1-D `@` is BLAS's ddot, whose
+    # kernel (chosen by CPU) changes the last bits.
+    sxx = float(np.sum(dx * dx))
     if sxx == 0.0:
         return math.nan, math.nan, math.nan
-    slope = float(dx @ dy) / sxx
+    sxy = float(np.sum(dx * dy))
+    slope = sxy / sxx
     intercept = float(ys.mean()) - slope * float(xs.mean())
-    syy = float(dy @ dy)
-    r2 = (float(dx @ dy) ** 2 / (sxx * syy)) if syy > 0 else math.nan
+    syy = float(np.sum(dy * dy))
+    r2 = (sxy * sxy / (sxx * syy)) if syy > 0 else math.nan
     return slope, intercept, r2

@@ -23,7 +23,7 @@ _LAZY: dict[str, str] = {
     "Panel": "sweep.data._panels",
     "PlannerSettings": "sweep.plan._planner",
     "ResolvedSweep": "sweep.spec._resolve",
-    "RunSummary": "sweep.run._driver",
+    "RunSummary": "sweep.runner._driver",
     "SweepError": "sweep.errors",
     "SweepPlan": "sweep.plan._preflight",
     "SweepResult": "sweep._api",
@@ -50,7 +50,7 @@ _LAZY: dict[str, str] = {
     "results_hash": "sweep.store._results",
     "results_schema": "sweep.engine._evaluate",
     "results_table": "sweep.store._results",
-    "run_sweep": "sweep.run._driver",
+    "run_sweep": "sweep.runner._driver",
     "spec_from_dict": "sweep.spec._models",
     "synthetic_panel": "sweep.data._panels",
     "table_hash": "sweep.store._table_hash",
@@ -71,7 +71,7 @@ if typing.TYPE_CHECKING:
     from sweep.plan._planner import BatchPlan, PlannerSettings
     from sweep.plan._preflight import SweepPlan, plan_sweep
     from sweep.report._oos_selection import fold_table
-    from sweep.run._driver import RunSummary, run_sweep
+    from sweep.runner._driver import RunSummary, run_sweep
     from sweep.spec._config_identity import config_id, config_ids, config_seed, config_stream
     from sweep.spec._grid import Axis, Grid
     from sweep.spec._models import MetricOptions, SweepSpec, load_spec, spec_from_dict

@@ -32,7 +32,7 @@ from strategies import Strategy
 from sweep.data._panels import Panel, load_panel, panel_from_frame
 from sweep.errors import GridError, SpecError
 from sweep.executors import Executor
-from sweep.run._driver import OnError, RunOptions, RunSettings, RunSummary, run_sweep
+from sweep.runner._driver import OnError, RunOptions, RunSettings, RunSummary, run_sweep
 from sweep.spec._grid import RESERVED_KEYS
 from sweep.spec._models import MetricOptions, spec_from_dict
 from sweep.spec._provenance import DataOrigin, StrategyOrigin, strategy_origin

@@ -35,7 +35,7 @@ from sweep.report._sections import (
 )
 from sweep.report._step_progress import Steps
 from sweep.report._verdict import holds_out_of_sample
-from sweep.run._driver import run_sweep
+from sweep.runner._driver import run_sweep
 from sweep.spec._models import spec_from_dict
 from sweep.spec._resolve import resolve
 

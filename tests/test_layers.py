@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "plan": _BELOW_STORE | {"store", "engine", "executors"},
     "bench": _BELOW_STORE | {"store", "engine", "executors", "plan", "report"},
     "report": _BELOW_STORE | {"store", "engine", "plan"},
-    "run": _BELOW_STORE | {"store", "engine", "executors", "plan"},
+    "runner": _BELOW_STORE | {"store", "engine", "executors", "plan"},
 }
 LEAVES = {"errors", "_version"}
 #: The top: the CLI, the Python API, the calibration harness and the package itself.
@@ -108,3 +108,12 @@ def test_the_checkout_paths_the_engine_derives_point_at_the_checkout():
     if (ROOT / ".git").exists():
         commit = git_commit()
         assert commit is not None and len(commit) == 40
+
+
+def test_no_package_shadows_a_public_name():
+    # Importing sweep.<pkg> binds the attribute sweep.<pkg>: a package named like an API
+    # function (``sweep.run``) would replace the function by the module.
+    import sweep
+
+    rooms = {p.name for p in SWEEP.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert rooms.isdisjoint(sweep.__all__)

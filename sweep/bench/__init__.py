@@ -4,7 +4,7 @@ Results are saved as ``<kind>.json`` and ``<kind>.png`` (default ``runs/bench``)
 ``sweep report`` finds them for its scaling section.
 
 May import ``common`` to ``plan`` (it runs executors and the planner) and ``report`` (its
-figures of bench results); never ``run`` or the CLI.
+figures of bench results); never ``runner`` or the CLI.
 """
 
 from sweep.bench._io import write_bench

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from sweep.plan._preflight import SweepPlan
-    from sweep.run._driver import RunSummary
-    from sweep.run._status import LiveRate
+    from sweep.runner._driver import RunSummary
+    from sweep.runner._status import LiveRate
     from sweep.store._record import LockInfo
 
 app = typer.Typer(
@@ -232,7 +232,7 @@ def _run_options(
 
 
 def _execute(spec: SweepSpec | ResolvedSweep, run_dir: str, options: _RunOptions) -> None:
-    from sweep.run._driver import run_sweep
+    from sweep.runner._driver import run_sweep
 
     try:
         summary = run_sweep(
@@ -288,7 +288,7 @@ def _interrupted_run(run_dir: str) -> str:
 
 def _every_config_failed(run_dir: str, total: int) -> None:
     """Fail the command (exit 1) for a sweep in which no config succeeded."""
-    from sweep.run._status import first_error
+    from sweep.runner._status import first_error
 
     raise ExecutionError(
         f"every config failed ({total:,} of {total:,}), so there is nothing to rank or report; "
@@ -345,7 +345,7 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show progress of a run folder: done, failed, parts, sessions, last activity, hash."""
-    from sweep.run._status import run_status
+    from sweep.runner._status import run_status
 
     info = run_status(run_dir)
     if as_json:
@@ -437,7 +437,7 @@ def _driver_text(lock: LockInfo | None) -> str:
 @_interruptible
 def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")]) -> None:
     """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch)."""
-    from sweep.run._status import verify_run
+    from sweep.runner._status import verify_run
 
     report = verify_run(run_dir).to_json()
     for check in report["bad_parts"]:
@@ -499,7 +499,7 @@ def results(
 ) -> None:
     """Print or export a run folder's results (the table view rounds; csv/json/parquet do not)."""
     from sweep.report._oos_selection import fold_table
-    from sweep.run._status import results_frame
+    from sweep.runner._status import results_frame
 
     if output is not None:
         check_output_file(output, "--output")

@@ -5,5 +5,5 @@ summaries), the per-config metrics and the shared joint-bootstrap draws, and the
 settings of an evaluating process.
 
 May import ``common``, ``data``, ``spec`` and ``store``; never ``executors``, ``plan``,
-``run``, ``report``, ``bench`` or the CLI.
+``runner``, ``report``, ``bench`` or the CLI.
 """

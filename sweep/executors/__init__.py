@@ -2,7 +2,7 @@
 
 Owns the :class:`Executor` protocol, the in-process and Ray executors, the task a Ray worker
 runs and the clean-up of orphaned local Ray sessions. May import ``common``, ``spec``,
-``store`` and ``engine``; never ``plan``, ``run``, ``report``, ``bench`` or the CLI.
+``store`` and ``engine``; never ``plan``, ``runner``, ``report``, ``bench`` or the CLI.
 
 ``evaluate_on_worker`` is the task every Ray worker runs (one batch and the worker's timing);
 ``RayExecutor`` and ``LocalExecutor`` import Ray only when started;

@@ -4,5 +4,5 @@ Knowing before and while running: the batch planner (amortization law), planning
 the workers work, cost predictions, the ``auto`` executor rule, ``sweep plan`` and the ETA.
 
 May import ``common``, ``data``, ``spec``, ``store``, ``engine`` and ``executors``; never
-``run``, ``report``, ``bench`` or the CLI.
+``runner``, ``report``, ``bench`` or the CLI.
 """

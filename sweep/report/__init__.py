@@ -4,7 +4,7 @@ Sections: identity, integrity, execution, results, multiple testing with a verdi
 scaling (when ``sweep bench`` results exist). See :func:`build_report`.
 
 May import ``common``, ``data``, ``spec``, ``store``, ``engine`` and ``plan`` (its cost
-model, for the run's own scaling); never ``executors``, ``run``, ``bench`` or the CLI:
+model, for the run's own scaling); never ``executors``, ``runner``, ``bench`` or the CLI:
 benchmark results reach it as records read from disk (``store._bench_results``).
 """
 

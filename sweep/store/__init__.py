@@ -6,5 +6,5 @@ results table, the trust rules of opening a folder, the kept copy of an in-memor
 and benchmark results on disk.
 
 May import ``common``, ``data`` and ``spec``; never ``engine``, ``executors``, ``plan``,
-``run``, ``report``, ``bench`` or the CLI.
+``runner``, ``report``, ``bench`` or the CLI.
 """

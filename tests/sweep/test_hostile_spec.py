@@ -228,7 +228,7 @@ def test_cli_refuses_a_grid_larger_than_the_done_mask_allows(tmp_path):
 
 
 def test_the_driver_refuses_a_grid_this_machine_cannot_hold(tmp_path, monkeypatch):
-    import sweep.run._driver as driver
+    import sweep.runner._driver as driver
 
     monkeypatch.setattr(driver, "available_memory", lambda: 100)
     with pytest.raises(SweepError) as info:

@@ -14,7 +14,7 @@ import pytest
 
 from sweep import run_sweep, spec_from_dict
 from sweep.plan._forecast import CostModel, Scaling, crossover, predict_wall
-from sweep.run._status import live_rate, run_status
+from sweep.runner._status import live_rate, run_status
 from sweep.store._run_store import RunStore, read_run
 from tests.helpers import small_spec_dict, write_spec
 

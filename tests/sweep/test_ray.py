@@ -8,7 +8,7 @@ import pytest
 from sweep import PlannerSettings, resolve, run_sweep, spec_from_dict
 from sweep.errors import ConfigFailedError
 from sweep.executors._ray import RayExecutor
-from sweep.run._status import verify_run
+from sweep.runner._status import verify_run
 from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict
 

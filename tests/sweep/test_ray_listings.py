@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import sweep
-from sweep.run._status import verify_run
+from sweep.runner._status import verify_run
 from tests.helpers import listed_sp500, sp500_path
 
 pytestmark = pytest.mark.ray

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from sweep import load_results, results_hash, run_sweep, spec_from_dict
-from sweep.run._status import verify_run
+from sweep.runner._status import verify_run
 from sweep.store._run_store import RunStore
 from tests.helpers import StopAfter, small_spec_dict, small_tmpfs, write_spec
 

@@ -28,8 +28,8 @@ from sweep.executors import BatchOutcome, Executor, make_executor
 from sweep.plan._auto import choose_executor
 from sweep.plan._planner import PlannerSettings, plan_batches, small_plan
 from sweep.plan._planning_stream import PlanningStream
-from sweep.run._status import failed_count
-from sweep.run._sweep_progress import SweepProgress
+from sweep.runner._status import failed_count
+from sweep.runner._sweep_progress import SweepProgress
 from sweep.spec._models import SweepSpec
 from sweep.spec._resolve import ResolvedSweep, resolve
 from sweep.store._record import ExecutorChoice, LockInfo, Plan, Session
