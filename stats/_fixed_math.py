@@ -107,14 +107,14 @@ def _exp(x: float) -> float:  # pragma: no cover - compiled; checked against lon
 
 @njit(cache=True, nogil=True)
 def _log_array(x: NDArray[np.float64], out: NDArray[np.float64]) -> None:  # pragma: no cover
-    for i in range(x.size):
-        out.flat[i] = _log(x.flat[i])
+    for i in range(x.shape[0]):
+        out[i] = _log(x[i])
 
 
 @njit(cache=True, nogil=True)
 def _exp_array(x: NDArray[np.float64], out: NDArray[np.float64]) -> None:  # pragma: no cover
-    for i in range(x.size):
-        out.flat[i] = _exp(x.flat[i])
+    for i in range(x.shape[0]):
+        out[i] = _exp(x[i])
 
 
 def _apply(kernel, x: ArrayLike) -> NDArray[np.float64]:  # type: ignore[no-untyped-def]
@@ -315,8 +315,8 @@ def norm_ppf(p: float) -> float:
 
 @njit(cache=True, nogil=True)
 def _norm_cdf_array(x: NDArray[np.float64], out: NDArray[np.float64]) -> None:  # pragma: no cover
-    for i in range(x.size):
-        out.flat[i] = _norm_cdf(x.flat[i])
+    for i in range(x.shape[0]):
+        out[i] = _norm_cdf(x[i])
 
 
 def norm_cdf_array(x: ArrayLike) -> NDArray[np.float64]:
