@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from stats._fixed_math import small_least_squares
 from stats._validation import FloatArray, as_float, as_float_array, input_error
 
 
@@ -215,8 +216,10 @@ def fit_amortization(
         target.append(pc)
     design = np.vstack(rows)
     observed = np.concatenate(target)
-    coef, *_ = np.linalg.lstsq(design, observed, rcond=None)
-    fitted = design @ coef
+    coef = small_least_squares(design, observed)  # no LAPACK: same bits on any CPU
+    fitted = design[:, 0] * coef[0]
+    for j in range(1, design.shape[1]):
+        fitted = fitted + design[:, j] * coef[j]
     residuals = observed - fitted
     ss_tot = float(((observed - observed.mean()) ** 2).sum())
     ss_res = float((residuals**2).sum())

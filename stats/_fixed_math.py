@@ -322,3 +322,49 @@ def _norm_cdf_array(x: NDArray[np.float64], out: NDArray[np.float64]) -> None:  
 def norm_cdf_array(x: ArrayLike) -> NDArray[np.float64]:
     """:func:`norm_cdf` elementwise."""
     return _apply(_norm_cdf_array, x)
+
+
+def small_least_squares(
+    design: NDArray[np.float64], observed: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Ordinary least squares for a few columns, without LAPACK or BLAS.
+
+    ``np.linalg.lstsq`` runs LAPACK on OpenBLAS kernels chosen by CPU, so a fit's last bits
+    would depend on the machine. The normal equations are formed with elementwise products
+    summed by numpy's pairwise sum and solved by Gaussian elimination with partial pivoting
+    in a fixed order: for the 2- and 3-column fits of timings (the amortization law, the
+    USL's start) the squared condition number is harmless.
+
+    Parameters
+    ----------
+    design : ndarray, shape (n, k)
+        Regressors, full column rank, k small.
+    observed : ndarray, shape (n,)
+        Responses.
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        The coefficients.
+    """
+    x = np.asarray(design, dtype=np.float64)
+    y = np.asarray(observed, dtype=np.float64)
+    k = x.shape[1]
+    a = [[float(np.sum(x[:, i] * x[:, j])) for j in range(k)] for i in range(k)]
+    r = [float(np.sum(x[:, i] * y)) for i in range(k)]
+    for col in range(k):
+        pivot = max(range(col, k), key=lambda row: abs(a[row][col]))
+        a[col], a[pivot] = a[pivot], a[col]
+        r[col], r[pivot] = r[pivot], r[col]
+        for row in range(col + 1, k):
+            factor = a[row][col] / a[col][col]
+            for j in range(col, k):
+                a[row][j] -= factor * a[col][j]
+            r[row] -= factor * r[col]
+    coef = [0.0] * k
+    for row in range(k - 1, -1, -1):
+        total = r[row]
+        for j in range(row + 1, k):
+            total -= a[row][j] * coef[j]
+        coef[row] = total / a[row][row]
+    return np.array(coef)

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize
 
+from stats._fixed_math import small_least_squares
 from stats._validation import FloatArray, as_float, as_float_array, check_choice, input_error
 
 GammaMode = Literal["fixed", "free"]
@@ -305,7 +306,7 @@ def fit_usl(workers: ArrayLike, throughput: ArrayLike, *, gamma: GammaMode = "fi
 def _linearised_start(p: FloatArray, c: FloatArray) -> FloatArray:
     """Gunther's linear regression ``p/C - 1 = sigma (p-1) + kappa p (p-1)``, clipped."""
     design = np.column_stack([p - 1.0, p * (p - 1.0)])
-    coef, *_ = np.linalg.lstsq(design, p / c - 1.0, rcond=None)
+    coef = small_least_squares(design, p / c - 1.0)
     start: FloatArray = np.array([min(max(coef[0], 1e-4), 0.99), max(coef[1], 1e-8)])
     return start
 
