@@ -27,6 +27,7 @@ from packaging.version import Version
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
+ROOT_LOCK = REPO / "constraints.txt"
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
 TEST_ONLY = {
@@ -373,17 +374,17 @@ def test_every_runtime_dependency_of_pyproject_is_pinned_in_the_lock_and_satisfi
     assert not (TEST_ONLY & set(pins)), f"test-only tools in the lock: {TEST_ONLY & set(pins)}"
 
 
-def test_the_lock_is_closed_under_the_requirements_of_what_it_pins():
-    """Every requirement of a pinned package (with the extras pyproject asks for) is pinned too.
+def unmet_requirements(pins: dict[str, str], roots: list[str]) -> tuple[int, list[str]]:
+    """(packages checked, requirements not pinned or not satisfied by their pin).
 
-    Checked against the installed metadata of each pinned package whose installed version is
-    the pinned one (the development venv, which the lock was generated from).
+    Every requirement of a pinned package (with the extras the roots ask for) must be pinned
+    too. Checked against the installed metadata of each pinned package whose installed version
+    is the pinned one (the development venv, which the locks were generated from).
     """
-    pins = lock()
-    extras = {
-        canonicalize_name(Requirement(t).name): set(Requirement(t).extras)
-        for t in PROJECT["dependencies"]
-    }
+    extras: dict[str, set[str]] = {}
+    for text in roots:
+        req = Requirement(text)
+        extras.setdefault(canonicalize_name(req.name), set()).update(req.extras)
     checked, missing = 0, []
     for key, version in pins.items():
         try:
@@ -402,10 +403,116 @@ def test_the_lock_is_closed_under_the_requirements_of_what_it_pins():
             dep = canonicalize_name(req.name)
             if dep not in pins or (req.specifier and Version(pins[dep]) not in req.specifier):
                 missing.append(f"{key}=={version} needs {text} (lock: {pins.get(dep)})")
+    return checked, missing
+
+
+def test_the_lock_is_closed_under_the_requirements_of_what_it_pins():
+    """Every requirement of a pinned package (with the extras pyproject asks for) is pinned too."""
+    pins = lock()
+    checked, missing = unmet_requirements(pins, PROJECT["dependencies"])
     assert checked >= len(pins) // 2, (
         "the venv no longer matches the lock: regenerate it (docker/make_lock.py)"
     )
     assert not missing, "\n".join(missing)
+
+
+# ---- the root lock (constraints.txt) and the image's lock derived from it ---------------------
+def root_lock() -> dict[str, dict[str, str]]:
+    """Section -> (canonical name -> version) of constraints.txt."""
+    sections: dict[str, dict[str, str]] = load_make_lock().read_sections(ROOT_LOCK)
+    return sections
+
+
+def root_pins() -> dict[str, str]:
+    return {name: v for pins in root_lock().values() for name, v in pins.items()}
+
+
+def test_every_pin_of_the_image_lock_is_the_root_locks_pin_and_nothing_else():
+    """Issue 27 point 5: one lock. docker/requirements.lock is constraints.txt's [runtime]
+    section with hashes: the same packages at the same versions."""
+    sections = root_lock()
+    assert list(sections) == ["runtime", "test"], list(sections)
+    runtime, test = sections["runtime"], sections["test"]
+    assert not set(runtime) & set(test), f"pinned in both sections: {set(runtime) & set(test)}"
+    pinned = root_pins()
+    image = lock()
+    differ = [
+        f"{name}: docker/requirements.lock pins {version}, constraints.txt "
+        + (f"pins {pinned[name]}" if name in pinned else "does not pin it")
+        for name, version in sorted(image.items())
+        if pinned.get(name) != version
+    ]
+    assert not differ, (
+        "docker/requirements.lock disagrees with the root lock; regenerate it from "
+        "constraints.txt (docker/make_lock.py):\n" + "\n".join(differ)
+    )
+    assert set(image) == set(runtime), (
+        f"constraints.txt's [runtime] pins missing from the image: {set(runtime) - set(image)}; "
+        f"image pins outside [runtime]: {set(image) - set(runtime)}"
+    )
+
+
+def test_make_lock_writes_the_image_lock_from_the_root_lock(monkeypatch, capsys):
+    """docker/make_lock.py without --pins reads constraints.txt: with the index answering the
+    hashes already in docker/requirements.lock, it writes that file byte for byte."""
+    make_lock = load_make_lock()
+    entries = lock_entries()
+
+    def wheel_hashes(index: str, name: str, version: str) -> list[str]:
+        assert index == "https://index.invalid/simple"
+        assert entries[name][0] == version, name
+        return [option.removeprefix("--hash=sha256:") for option in entries[name][1]]
+
+    monkeypatch.setattr(make_lock, "wheel_hashes", wheel_hashes)
+    make_lock.main(["--index-url", "https://index.invalid/simple"])
+    assert capsys.readouterr().out == (DOCKER / "requirements.lock").read_text()
+
+
+def test_the_root_lock_is_pip_constraints_pinning_the_dependencies_and_the_test_tools():
+    """Bare ``name==version`` lines (pip refuses extras and the like in a constraints file),
+    satisfying pyproject's dependencies and test extra, without raysweep itself."""
+    for line in ROOT_LOCK.read_text().splitlines():
+        if line and not line.startswith("#"):
+            assert re.fullmatch(r"[a-z0-9][a-z0-9._-]*==[0-9][0-9A-Za-z.+!-]*", line), line
+    pins = root_pins()
+    for text in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["test"]:
+        req = Requirement(text)
+        key = canonicalize_name(req.name)
+        assert key in pins, f"pyproject requirement {text!r} is not pinned in constraints.txt"
+        assert Version(pins[key]) in req.specifier, f"{key}=={pins[key]} does not satisfy {text!r}"
+    assert canonicalize_name(PROJECT["name"]) not in pins, "the lock must not pin raysweep itself"
+    assert "pip" in root_lock()["test"], "scripts/test upgrades pip to the lock's pip"
+    for name in ("numpy", "numba", "llvmlite", "pandas", "pyarrow", "scipy", "ray"):
+        assert name in root_lock()["runtime"], f"{name} is not a pinned runtime dependency"
+    header = ROOT_LOCK.read_text().split("\n\n", 1)[0]
+    assert "Why a constraints file" in header, "the lock's header says why it is constraints"
+
+
+def test_the_root_lock_is_closed_under_the_requirements_of_what_it_pins():
+    pins = root_pins()
+    roots = PROJECT["dependencies"] + PROJECT["optional-dependencies"]["test"]
+    checked, missing = unmet_requirements(pins, roots)
+    assert checked >= len(pins) // 2, (
+        "the venv no longer matches constraints.txt: reinstall (RAYSWEEP_REINSTALL=1 "
+        "scripts/test) or regenerate it (docker/make_lock.py --root)"
+    )
+    assert not missing, "\n".join(missing)
+
+
+def test_make_lock_root_mode_writes_constraints_txt_from_the_pinned_venv(capsys):
+    """``make_lock.py --root`` in a venv installed from constraints.txt writes it unchanged."""
+    drift = []
+    for name, version in root_pins().items():
+        try:
+            installed = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            installed = "not installed"
+        if installed != version:
+            drift.append(f"{name} {installed} (lock {version})")
+    if drift:
+        pytest.skip(f"this venv is not the pinned install: {', '.join(drift[:5])}")
+    load_make_lock().main(["--root"])
+    assert capsys.readouterr().out == ROOT_LOCK.read_text()
 
 
 # ---- compose ----------------------------------------------------------------------------------------
