@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
     from sweep.plan._preflight import SweepPlan
     from sweep.run._driver import RunSummary
+    from sweep.run._reproduce import Reproduction
     from sweep.run._status import LiveRate
+    from sweep.store._part_environment import EnvironmentUse
     from sweep.store._record import LockInfo
 
 app = typer.Typer(
@@ -361,6 +363,7 @@ def status(
         f"{info.remaining:,} remaining",
         f"parts:         {info.parts:,} good"
         + (f", {len(info.bad_parts)} bad (left out)" if info.bad_parts else ""),
+        *_environment_lines(info.environments, "environments:  "),
         f"last activity: {info.last_activity or '-'}",
         f"driver:        {_driver_text(info.lock)}",
         *_live_lines(info.live),
@@ -393,6 +396,17 @@ def status(
         )
     out.print()
     out.print(sessions)
+
+
+def _environment_lines(uses: tuple[EnvironmentUse, ...], label: str) -> list[str]:
+    """Every environment that computed the good parts, one wrapped line each."""
+    indent = " " * len(label)
+    if not uses:
+        return [f"{label}- (no parts yet)"]
+    head = f"{label}{len(uses)} computed the parts" + (
+        " (a mixed run: see each one's parts and configs)" if len(uses) > 1 else ""
+    )
+    return [head, *(_fields([f"{indent}{u.describe()}"], len(indent)) for u in uses)]
 
 
 def _when(stamp: str | None, same_day_as: str | None = None) -> str:
@@ -439,7 +453,8 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
     """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch)."""
     from sweep.run._status import verify_run
 
-    report = verify_run(run_dir).to_json()
+    verification = verify_run(run_dir)
+    report = verification.to_json()
     for check in report["bad_parts"]:
         _say(err, f"BAD PART parts/{check['name']}: {check['reason']}")
     for check in report["bad_telemetry"]:
@@ -452,10 +467,92 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
         _say(err, "resume the sweep to recompute the configs of the bad parts")
         raise typer.Exit(1)
     _say(out, f"configs: {report['done']:,} / {report['total']:,}")
+    _say(out, "\n".join(_environment_lines(verification.environments, "environments: ")))
     if report["table_hash"]:
         _say(out, f"table hash: {report['table_hash']}")
     if report["null_summary_hash"]:
         _say(out, f"null summary hash: {report['null_summary_hash']}")
+
+
+@app.command()
+@_interruptible
+def reproduce(
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI), read only.")],
+    sample: Annotated[
+        int, typer.Option("--sample", min=0, help="Finished configs re-computed, drawn at random.")
+    ] = 64,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random draw.")] = 0,
+    parts: Annotated[
+        int,
+        typer.Option(
+            "--parts",
+            min=0,
+            help="Whole parts re-computed (the smallest), their null and fold summaries too.",
+        ),
+    ] = 2,
+    executor: Annotated[
+        ExecutorKind,
+        typer.Option(
+            "--executor", help="Where to re-compute. auto: Ray with --address, else here."
+        ),
+    ] = ExecutorKind.auto,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    show: Annotated[
+        int, typer.Option("--show", min=0, help="Mismatches printed (0: every one).")
+    ] = 100,
+    allow_import: AllowImportOpt = None,
+) -> None:
+    """Re-compute a sample of a run's configs here and compare them bit for bit.
+
+    Every column of each sampled config, and the rows, null summary and fold summary of a
+    few whole parts, are compared by their exact bytes with what the run folder holds.
+    Exit 0 when everything matches, 1 on a mismatch (each one printed: config, column,
+    both values), 2 on bad input.
+    """
+    from sweep.run._reproduce import ReproduceSettings, reproduce_run
+
+    _check_workers(executor, workers)
+    kind = "ray" if executor is ExecutorKind.ray or address else "local"
+    found = reproduce_run(
+        run_dir,
+        ReproduceSettings(sample=sample, seed=seed, parts=parts),
+        executor=kind,
+        address=address,
+        workers=workers,
+        allow_import=allow_import or (),
+    )
+    _say(out, "\n".join(_reproduce_lines(found, show or None)))
+    if not found.full_match:
+        raise typer.Exit(1)
+
+
+def _reproduce_lines(found: Reproduction, show: int | None) -> list[str]:
+    """What ``sweep reproduce`` prints: environments, counts, mismatches, the verdict."""
+    from sweep.run._reproduce import mismatch_lines
+
+    lines = [f"run folder:   {found.run_dir}"]
+    lines += _environment_lines(found.recorded, "recorded:     ")
+    lines.append(f"recomputed:   {found.executor} executor, {len(found.recomputed)} environment(s)")
+    lines += [_fields([f"{' ' * 14}{u.describe('batch')}"], 14) for u in found.recomputed]
+    lines.append(
+        f"sample:       {found.matched:,} of {found.sampled:,} configs match bit for bit in "
+        f"every column (seed {found.seed})"
+    )
+    for part in found.parts:
+        lines.append(
+            f"part:         {part.name}: {part.configs_matched:,} of {part.configs:,} configs "
+            f"match; null summary: {part.null_summary}; fold summary: {part.fold_summary}"
+        )
+    if found.bad_parts:
+        lines.append(f"left out:     {found.bad_parts} bad part(s) (sweep verify names them)")
+    lines += [f"mismatch:     {m}" for m in mismatch_lines(found, show)]  # one line each
+    lines.append(
+        "result:       full match: the run reproduces in this environment"
+        if found.full_match
+        else f"result:       MISMATCH: {len(found.mismatches):,} value(s) differ"
+    )
+    return lines
 
 
 def _folds_text(run_dir: str, frame: pd.DataFrame) -> str:
