@@ -199,9 +199,18 @@ class SweepOptions(TypedDict, total=False):
     progress: bool
     address: str | None
     workers: int | None
+    allow_environment_change: bool
 
 
-_DRIVER_KEYS = ("executor", "batch_size", "on_error", "progress", "address", "workers")
+_DRIVER_KEYS = (
+    "executor",
+    "batch_size",
+    "on_error",
+    "progress",
+    "address",
+    "workers",
+    "allow_environment_change",
+)
 
 
 def _settings(options: Mapping[str, Any]) -> RunSettings:
@@ -241,8 +250,8 @@ def run(
         ``metrics`` (a :class:`MetricOptions` or a mapping), ``validation`` (as the spec's
         sections); ``layout`` and ``fill`` (how to read ``data``, see
         :func:`sweep.load_panel`); ``executor``, ``batch_size``, ``on_error``,
-        ``progress`` (default False), ``address``, ``workers`` (as
-        :func:`sweep.run_sweep`).
+        ``progress`` (default False), ``address``, ``workers``,
+        ``allow_environment_change`` (as :func:`sweep.run_sweep`).
 
     Returns
     -------
@@ -344,11 +353,18 @@ def resume(
         Strategy modules the folder may import (see :mod:`sweep.store._trust`).
     **options
         As :func:`sweep.run_sweep` (``executor``, ``batch_size``, ``on_error``,
-        ``progress`` (default False), ``address``, ``workers``).
+        ``progress`` (default False), ``address``, ``workers``,
+        ``allow_environment_change``: continue under other library versions once a sample
+        of finished configs re-computed here matches bit for bit).
 
     Returns
     -------
     SweepResult
+
+    Raises
+    ------
+    EnvironmentChangedError
+        When the run's parts were computed with other library versions, unless allowed.
     """
     sweep = _reopen(run_dir, data, strategy, tuple(allow_import))
     return _run(sweep, run_dir, _settings(options))

@@ -200,6 +200,14 @@ OnErrorOpt = Annotated[
     typer.Option("--on-error", help="record: keep going; raise: stop at the first failing config."),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+AllowEnvironmentOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-environment-change",
+        help="Continue a run whose parts were computed with other library versions (numpy, "
+        "numba, ...) once 16 of its finished configs re-computed here match bit for bit.",
+    ),
+]
 AllowImportOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -219,6 +227,7 @@ class _RunOptions:
     batch_size: int | None  # None: 'auto'
     on_error: OnErrorMode
     quiet: bool
+    allow_environment_change: bool = False
 
 
 def _run_options(
@@ -228,9 +237,18 @@ def _run_options(
     batch_size: str,
     on_error: OnErrorMode,
     quiet: bool,
+    allow_environment_change: bool,
 ) -> _RunOptions:
     _check_workers(executor, workers)
-    return _RunOptions(executor, address, workers, _parse_batch_size(batch_size), on_error, quiet)
+    return _RunOptions(
+        executor,
+        address,
+        workers,
+        _parse_batch_size(batch_size),
+        on_error,
+        quiet,
+        allow_environment_change,
+    )
 
 
 def _execute(spec: SweepSpec | ResolvedSweep, run_dir: str, options: _RunOptions) -> None:
@@ -246,6 +264,7 @@ def _execute(spec: SweepSpec | ResolvedSweep, run_dir: str, options: _RunOptions
             progress=not options.quiet,
             address=options.address,
             workers=options.workers,
+            allow_environment_change=options.allow_environment_change,
         )
     except KeyboardInterrupt as exc:
         raise _interrupted(exc, _interrupted_run(run_dir)) from None
@@ -311,9 +330,12 @@ def run(
     batch_size: BatchOpt = "auto",
     on_error: OnErrorOpt = OnErrorMode.record,
     quiet: QuietOpt = False,
+    allow_environment_change: AllowEnvironmentOpt = False,
 ) -> None:
     """Run a sweep (or continue it, if the run folder already holds it)."""
-    options = _run_options(executor, address, workers, batch_size, on_error, quiet)
+    options = _run_options(
+        executor, address, workers, batch_size, on_error, quiet, allow_environment_change
+    )
     sweep_spec = _load_spec(spec)
     _execute(sweep_spec, run_dir or str(Path("runs") / sweep_spec.name), options)
 
@@ -329,12 +351,20 @@ def resume(
     on_error: OnErrorOpt = OnErrorMode.record,
     quiet: QuietOpt = False,
     allow_import: AllowImportOpt = None,
+    allow_environment_change: AllowEnvironmentOpt = False,
 ) -> None:
-    """Continue a sweep from its run folder (the spec is read from its manifest)."""
+    """Continue a sweep from its run folder (the spec is read from its manifest).
+
+    Refused (exit 2) when the run's parts were computed with other library versions than
+    this environment has, unless --allow-environment-change is given: then a sample of
+    finished configs is re-computed first, and the sweep goes on only if it matches.
+    """
     from sweep.store._run_store import RunStore
     from sweep.store._trust import resolve_recorded
 
-    options = _run_options(executor, address, workers, batch_size, on_error, quiet)
+    options = _run_options(
+        executor, address, workers, batch_size, on_error, quiet, allow_environment_change
+    )
     manifest = RunStore(run_dir).load_manifest()
     sweep = resolve_recorded(manifest, run_dir, allow_import or ())
     _execute(sweep, run_dir, options)
