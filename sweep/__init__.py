@@ -22,6 +22,8 @@ _LAZY: dict[str, str] = {
     "MetricOptions": "sweep.spec._models",
     "Panel": "sweep.data._panels",
     "PlannerSettings": "sweep.plan._planner",
+    "ReproduceSettings": "sweep.runner._reproduce",
+    "Reproduction": "sweep.runner._reproduce",
     "ResolvedSweep": "sweep.spec._resolve",
     "RunSummary": "sweep.runner._driver",
     "SweepError": "sweep.errors",
@@ -44,6 +46,7 @@ _LAZY: dict[str, str] = {
     "plan_sweep": "sweep.plan._preflight",
     "python_grid": "sweep._api",
     "report_run": "sweep._api",
+    "reproduce": "sweep._api",
     "resume": "sweep._api",
     "run": "sweep._api",
     "resolve": "sweep.spec._resolve",
@@ -57,7 +60,7 @@ _LAZY: dict[str, str] = {
 }
 
 if typing.TYPE_CHECKING:
-    from sweep._api import SweepResult, python_grid, report_run, resume, run
+    from sweep._api import SweepResult, python_grid, report_run, reproduce, resume, run
     from sweep.data._panels import (
         Panel,
         load_panel,
@@ -72,6 +75,7 @@ if typing.TYPE_CHECKING:
     from sweep.plan._preflight import SweepPlan, plan_sweep
     from sweep.report._oos_selection import fold_table
     from sweep.runner._driver import RunSummary, run_sweep
+    from sweep.runner._reproduce import ReproduceSettings, Reproduction
     from sweep.spec._config_identity import config_id, config_ids, config_seed, config_stream
     from sweep.spec._grid import Axis, Grid
     from sweep.spec._models import MetricOptions, SweepSpec, load_spec, spec_from_dict
@@ -92,6 +96,8 @@ __all__ = [
     "MetricOptions",
     "Panel",
     "PlannerSettings",
+    "ReproduceSettings",
+    "Reproduction",
     "ResolvedSweep",
     "RunSummary",
     "SweepError",
@@ -115,6 +121,7 @@ __all__ = [
     "plan_sweep",
     "python_grid",
     "report_run",
+    "reproduce",
     "resolve",
     "results_hash",
     "results_schema",

@@ -46,6 +46,7 @@ from sweep.spec._resolve import (
 
 if TYPE_CHECKING:
     from sweep.report import Report, ReportFiles, ReportOptions
+    from sweep.runner._reproduce import ReproduceSettings, Reproduction
 
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -198,9 +199,18 @@ class SweepOptions(TypedDict, total=False):
     progress: bool
     address: str | None
     workers: int | None
+    allow_environment_change: bool
 
 
-_DRIVER_KEYS = ("executor", "batch_size", "on_error", "progress", "address", "workers")
+_DRIVER_KEYS = (
+    "executor",
+    "batch_size",
+    "on_error",
+    "progress",
+    "address",
+    "workers",
+    "allow_environment_change",
+)
 
 
 def _settings(options: Mapping[str, Any]) -> RunSettings:
@@ -240,8 +250,8 @@ def run(
         ``metrics`` (a :class:`MetricOptions` or a mapping), ``validation`` (as the spec's
         sections); ``layout`` and ``fill`` (how to read ``data``, see
         :func:`sweep.load_panel`); ``executor``, ``batch_size``, ``on_error``,
-        ``progress`` (default False), ``address``, ``workers`` (as
-        :func:`sweep.run_sweep`).
+        ``progress`` (default False), ``address``, ``workers``,
+        ``allow_environment_change`` (as :func:`sweep.run_sweep`).
 
     Returns
     -------
@@ -343,14 +353,64 @@ def resume(
         Strategy modules the folder may import (see :mod:`sweep.store._trust`).
     **options
         As :func:`sweep.run_sweep` (``executor``, ``batch_size``, ``on_error``,
-        ``progress`` (default False), ``address``, ``workers``).
+        ``progress`` (default False), ``address``, ``workers``,
+        ``allow_environment_change``: continue under other library versions once a sample
+        of finished configs re-computed here matches bit for bit).
 
     Returns
     -------
     SweepResult
+
+    Raises
+    ------
+    EnvironmentChangedError
+        When the run's parts were computed with other library versions, unless allowed.
     """
     sweep = _reopen(run_dir, data, strategy, tuple(allow_import))
     return _run(sweep, run_dir, _settings(options))
+
+
+def reproduce(
+    run_dir: str | os.PathLike[str],
+    settings: ReproduceSettings | None = None,
+    *,
+    data: Any = None,
+    strategy: Any = None,
+    allow_import: Sequence[str] = (),
+    executor: str = "local",
+    address: str | None = None,
+    workers: int | None = None,
+) -> Reproduction:
+    """Re-compute a sample of a run's configs here; compare them bit for bit (``sweep reproduce``).
+
+    Parameters
+    ----------
+    run_dir : str or path
+        The run folder (read only).
+    settings : ReproduceSettings, optional
+        Configs sampled, their seed and whole parts re-evaluated (default: 64, 0, 2).
+    data, strategy
+        As :func:`resume`: what the folder cannot find itself.
+    allow_import : sequence of str
+        Strategy modules the folder may import (see :mod:`sweep.store._trust`).
+    executor : {"local", "ray"}
+        Where the configs are evaluated again (``ray`` when ``address`` is given).
+    address, workers : optional
+        A Ray cluster to join; CPUs of a local one.
+
+    Returns
+    -------
+    Reproduction
+        How many sampled configs matched, each whole part's rows and summaries, every
+        mismatch (config, column, both values), and the environments recorded and used;
+        ``full_match`` is the verdict.
+    """
+    from sweep.runner._reproduce import reproduce_run
+
+    sweep = _reopen(run_dir, data, strategy, tuple(allow_import))
+    return reproduce_run(
+        run_dir, settings, executor=executor, address=address, workers=workers, sweep=sweep
+    )
 
 
 def report_run(

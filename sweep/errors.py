@@ -11,7 +11,9 @@
     ├── UntrustedStrategyError      a run folder names a strategy the user did not allow
     │                               (also a strategies.StrategyError)
     ├── RunFolderError              a run folder is unusable or belongs to another spec
-    │   └── RunLockedError          another live driver holds the run folder's lock
+    │   ├── RunLockedError          another live driver holds the run folder's lock
+    │   └── EnvironmentChangedError the run's parts were computed with other library
+    │                               versions (or a sample re-computed here did not match)
     └── ExecutionError              the sweep itself failed (exit code 1)
         └── ConfigFailedError       a config raised under ``on_error="raise"``
 
@@ -70,6 +72,16 @@ class RunFolderError(SweepError):
 
 class RunLockedError(RunFolderError):
     """Another live driver holds the run folder's lock."""
+
+
+class EnvironmentChangedError(RunFolderError):
+    """A run would continue with library versions other than those that computed its parts.
+
+    Raised by ``resume`` (and ``run`` on an existing folder) without
+    ``--allow-environment-change``, naming what changed (``numpy 2.4.6 -> 2.3.5``); with it,
+    when a sample of finished configs re-computed here does not match bit for bit; and when
+    a worker returns a batch computed with other versions than the run's.
+    """
 
 
 class ExecutionError(SweepError):

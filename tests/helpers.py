@@ -135,3 +135,22 @@ def listed_sp500(frame: Any) -> Any:
     masked.loc[dates > "2015-12-31", "RRC"] = float("nan")
     masked.loc[(dates < "1995-01-03") | (dates > "2018-06-29"), "GE"] = float("nan")
     return masked
+
+
+def rewrite_part(path: Path, table: Any) -> Path:
+    """Replace a part by ``table`` (a pyarrow Table), named by the sha256 of its bytes.
+
+    The store's own serialisation and atomic write, so the part stays valid (a tampered
+    value that the store does not quarantine); returns the new path.
+    """
+    import hashlib
+
+    from sweep.common._fs import parquet_bytes
+    from sweep.store._run_store import RunStore
+
+    store = RunStore(path.parent.parent)
+    data = parquet_bytes(table)
+    name = f"part-{hashlib.sha256(data).hexdigest()}.parquet"
+    path.unlink()
+    store.fs.write_atomic(store.fs.join("parts", name), data)
+    return path.parent / name

@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
     from sweep.plan._preflight import SweepPlan
     from sweep.runner._driver import RunSummary
+    from sweep.runner._reproduce import Reproduction
     from sweep.runner._status import LiveRate
+    from sweep.store._part_environment import EnvironmentUse
     from sweep.store._record import LockInfo
 
 app = typer.Typer(
@@ -198,6 +200,14 @@ OnErrorOpt = Annotated[
     typer.Option("--on-error", help="record: keep going; raise: stop at the first failing config."),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+AllowEnvironmentOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-environment-change",
+        help="Continue a run whose parts were computed with other library versions (numpy, "
+        "numba, ...) once 16 of its finished configs re-computed here match bit for bit.",
+    ),
+]
 AllowImportOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -217,6 +227,7 @@ class _RunOptions:
     batch_size: int | None  # None: 'auto'
     on_error: OnErrorMode
     quiet: bool
+    allow_environment_change: bool = False
 
 
 def _run_options(
@@ -226,9 +237,18 @@ def _run_options(
     batch_size: str,
     on_error: OnErrorMode,
     quiet: bool,
+    allow_environment_change: bool,
 ) -> _RunOptions:
     _check_workers(executor, workers)
-    return _RunOptions(executor, address, workers, _parse_batch_size(batch_size), on_error, quiet)
+    return _RunOptions(
+        executor,
+        address,
+        workers,
+        _parse_batch_size(batch_size),
+        on_error,
+        quiet,
+        allow_environment_change,
+    )
 
 
 def _execute(spec: SweepSpec | ResolvedSweep, run_dir: str, options: _RunOptions) -> None:
@@ -244,6 +264,7 @@ def _execute(spec: SweepSpec | ResolvedSweep, run_dir: str, options: _RunOptions
             progress=not options.quiet,
             address=options.address,
             workers=options.workers,
+            allow_environment_change=options.allow_environment_change,
         )
     except KeyboardInterrupt as exc:
         raise _interrupted(exc, _interrupted_run(run_dir)) from None
@@ -309,9 +330,12 @@ def run(
     batch_size: BatchOpt = "auto",
     on_error: OnErrorOpt = OnErrorMode.record,
     quiet: QuietOpt = False,
+    allow_environment_change: AllowEnvironmentOpt = False,
 ) -> None:
     """Run a sweep (or continue it, if the run folder already holds it)."""
-    options = _run_options(executor, address, workers, batch_size, on_error, quiet)
+    options = _run_options(
+        executor, address, workers, batch_size, on_error, quiet, allow_environment_change
+    )
     sweep_spec = _load_spec(spec)
     _execute(sweep_spec, run_dir or str(Path("runs") / sweep_spec.name), options)
 
@@ -327,12 +351,20 @@ def resume(
     on_error: OnErrorOpt = OnErrorMode.record,
     quiet: QuietOpt = False,
     allow_import: AllowImportOpt = None,
+    allow_environment_change: AllowEnvironmentOpt = False,
 ) -> None:
-    """Continue a sweep from its run folder (the spec is read from its manifest)."""
+    """Continue a sweep from its run folder (the spec is read from its manifest).
+
+    Refused (exit 2) when the run's parts were computed with other library versions than
+    this environment has, unless --allow-environment-change is given: then a sample of
+    finished configs is re-computed first, and the sweep goes on only if it matches.
+    """
     from sweep.store._run_store import RunStore
     from sweep.store._trust import resolve_recorded
 
-    options = _run_options(executor, address, workers, batch_size, on_error, quiet)
+    options = _run_options(
+        executor, address, workers, batch_size, on_error, quiet, allow_environment_change
+    )
     manifest = RunStore(run_dir).load_manifest()
     sweep = resolve_recorded(manifest, run_dir, allow_import or ())
     _execute(sweep, run_dir, options)
@@ -361,6 +393,7 @@ def status(
         f"{info.remaining:,} remaining",
         f"parts:         {info.parts:,} good"
         + (f", {len(info.bad_parts)} bad (left out)" if info.bad_parts else ""),
+        *_environment_lines(info.environments, "environments:  "),
         f"last activity: {info.last_activity or '-'}",
         f"driver:        {_driver_text(info.lock)}",
         *_live_lines(info.live),
@@ -393,6 +426,17 @@ def status(
         )
     out.print()
     out.print(sessions)
+
+
+def _environment_lines(uses: tuple[EnvironmentUse, ...], label: str) -> list[str]:
+    """Every environment that computed the good parts, one wrapped line each."""
+    indent = " " * len(label)
+    if not uses:
+        return [f"{label}- (no parts yet)"]
+    head = f"{label}{len(uses)} computed the parts" + (
+        " (a mixed run: see each one's parts and configs)" if len(uses) > 1 else ""
+    )
+    return [head, *(_fields([f"{indent}{u.describe()}"], len(indent)) for u in uses)]
 
 
 def _when(stamp: str | None, same_day_as: str | None = None) -> str:
@@ -439,7 +483,8 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
     """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch)."""
     from sweep.runner._status import verify_run
 
-    report = verify_run(run_dir).to_json()
+    verification = verify_run(run_dir)
+    report = verification.to_json()
     for check in report["bad_parts"]:
         _say(err, f"BAD PART parts/{check['name']}: {check['reason']}")
     for check in report["bad_telemetry"]:
@@ -452,10 +497,92 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
         _say(err, "resume the sweep to recompute the configs of the bad parts")
         raise typer.Exit(1)
     _say(out, f"configs: {report['done']:,} / {report['total']:,}")
+    _say(out, "\n".join(_environment_lines(verification.environments, "environments: ")))
     if report["table_hash"]:
         _say(out, f"table hash: {report['table_hash']}")
     if report["null_summary_hash"]:
         _say(out, f"null summary hash: {report['null_summary_hash']}")
+
+
+@app.command()
+@_interruptible
+def reproduce(
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI), read only.")],
+    sample: Annotated[
+        int, typer.Option("--sample", min=0, help="Finished configs re-computed, drawn at random.")
+    ] = 64,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random draw.")] = 0,
+    parts: Annotated[
+        int,
+        typer.Option(
+            "--parts",
+            min=0,
+            help="Whole parts re-computed (the smallest), their null and fold summaries too.",
+        ),
+    ] = 2,
+    executor: Annotated[
+        ExecutorKind,
+        typer.Option(
+            "--executor", help="Where to re-compute. auto: Ray with --address, else here."
+        ),
+    ] = ExecutorKind.auto,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
+    show: Annotated[
+        int, typer.Option("--show", min=0, help="Mismatches printed (0: every one).")
+    ] = 100,
+    allow_import: AllowImportOpt = None,
+) -> None:
+    """Re-compute a sample of a run's configs here and compare them bit for bit.
+
+    Every column of each sampled config, and the rows, null summary and fold summary of a
+    few whole parts, are compared by their exact bytes with what the run folder holds.
+    Exit 0 when everything matches, 1 on a mismatch (each one printed: config, column,
+    both values), 2 on bad input.
+    """
+    from sweep.runner._reproduce import ReproduceSettings, reproduce_run
+
+    _check_workers(executor, workers)
+    kind = "ray" if executor is ExecutorKind.ray or address else "local"
+    found = reproduce_run(
+        run_dir,
+        ReproduceSettings(sample=sample, seed=seed, parts=parts),
+        executor=kind,
+        address=address,
+        workers=workers,
+        allow_import=allow_import or (),
+    )
+    _say(out, "\n".join(_reproduce_lines(found, show or None)))
+    if not found.full_match:
+        raise typer.Exit(1)
+
+
+def _reproduce_lines(found: Reproduction, show: int | None) -> list[str]:
+    """What ``sweep reproduce`` prints: environments, counts, mismatches, the verdict."""
+    from sweep.runner._reproduce import mismatch_lines
+
+    lines = [f"run folder:   {found.run_dir}"]
+    lines += _environment_lines(found.recorded, "recorded:     ")
+    lines.append(f"recomputed:   {found.executor} executor, {len(found.recomputed)} environment(s)")
+    lines += [_fields([f"{' ' * 14}{u.describe('batch')}"], 14) for u in found.recomputed]
+    lines.append(
+        f"sample:       {found.matched:,} of {found.sampled:,} configs match bit for bit in "
+        f"every column (seed {found.seed})"
+    )
+    for part in found.parts:
+        lines.append(
+            f"part:         {part.name}: {part.configs_matched:,} of {part.configs:,} configs "
+            f"match; null summary: {part.null_summary}; fold summary: {part.fold_summary}"
+        )
+    if found.bad_parts:
+        lines.append(f"left out:     {found.bad_parts} bad part(s) (sweep verify names them)")
+    lines += [f"mismatch:     {m}" for m in mismatch_lines(found, show)]  # one line each
+    lines.append(
+        "result:       full match: the run reproduces in this environment"
+        if found.full_match
+        else f"result:       MISMATCH: {len(found.mismatches):,} value(s) differ"
+    )
+    return lines
 
 
 def _folds_text(run_dir: str, frame: pd.DataFrame) -> str:

@@ -40,6 +40,7 @@ from sweep.spec._models import MetricOptions
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._fold_summary import with_folds
 from sweep.store._null_summary import with_summary
+from sweep.store._part_environment import with_environment
 
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
@@ -326,7 +327,9 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
         metrics and zero counts; the other configs of its batch are unaffected (a failing
         sub-batch is re-run config by config to isolate the failures). When the sweep
         bootstraps, the table's schema metadata carries the batch's null summary
-        (:mod:`sweep.store._null_summary`).
+        (:mod:`sweep.store._null_summary`); it always carries the environment record of
+        the process that computed it (:mod:`sweep.store._part_environment`: versions, CPU,
+        dispatch), so the part's sha256 name covers where its bits came from.
     """
     start = time.perf_counter()
     retain_freed_memory()  # sub-batches reuse pages instead of faulting in fresh ones
@@ -353,6 +356,7 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
     table = _table(schema, pieces)
     table = with_summary(table, merge_null_summaries(summaries) if summaries else None)
     table = with_folds(table, merge_fold_summaries(fold_summaries) if fold_summaries else None)
+    table = with_environment(table)
     first = next((e for e in errors if e), None)
     n_errors = sum(e is not None for e in errors)
     return BatchResult(table, time.perf_counter() - start, n_errors, first)

@@ -171,10 +171,29 @@ def integrity_blocks(d: IntegritySection) -> list[Block]:
             f"failed); {num(c.missing)} missing",
         ),
         ("sessions", f"{len(d.sessions)}" + (" (resumed)" if d.resumed else "")),
+        ("environments", _environments_text(d)),
     ]
     blocks: list[Block] = [Heading(2, "2. Integrity"), KeyValues(rows)]
     if parts.bad:
         blocks.append(Table(["bad part", "reason"], [[b.name, b.reason] for b in parts.bad]))
+    if d.environments:
+        blocks.append(
+            Table(
+                ["environment that computed the parts", "parts", "configs"],
+                [
+                    [
+                        "no environment record (parts written before raysweep recorded one)"
+                        if u.environment is None
+                        else u.environment.describe(),
+                        num(u.parts),
+                        num(u.configs),
+                    ]
+                    for u in d.environments
+                ],
+                caption="Where the bits came from: library versions, CPU and SIMD dispatch, "
+                "C library of each part.",
+            )
+        )
     if d.errors:
         blocks.append(
             Table(
@@ -206,7 +225,31 @@ def integrity_blocks(d: IntegritySection) -> list[Block]:
     )
     blocks.append(Paragraph("Re-check the table hash from the parts with:"))
     blocks.append(Code(d.recheck, "sh"))
+    if d.reproduce:
+        blocks.append(
+            Paragraph(
+                "Re-compute a sample of configs in your own environment and compare them "
+                "with the stored ones bit for bit (exit 0 on a full match) with:"
+            )
+        )
+        blocks.append(Code(d.reproduce, "sh"))
     return blocks
+
+
+def _environments_text(d: IntegritySection) -> str:
+    """How many environments computed the table (mixed runs and old folders said so)."""
+    uses = d.environments
+    if not uses:
+        return "– (no parts)"
+    if all(u.environment is None for u in uses):
+        return "no environment record (the parts were written before raysweep recorded one)"
+    recorded = [u for u in uses if u.environment is not None]
+    text = f"{len(recorded)} computed the parts"
+    if len(recorded) > 1:
+        text += " (mixed: see the table below)"
+    if len(recorded) < len(uses):
+        text += "; some parts have no environment record"
+    return text
 
 
 def _fit_text(fit: AmortizationFit | Unavailable) -> str:

@@ -1,4 +1,4 @@
-"""Report section 2: hashes, part checks, done and failed configs, driver sessions."""
+"""Report section 2: hashes, part checks, done and failed configs, sessions, environments."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from sweep.report._sections import (
     SessionRow,
 )
 from sweep.store._null_summary import summary_digest
+from sweep.store._part_environment import environment_uses
 from sweep.store._record import SESSION_STATUSES, Manifest
 
 
@@ -62,7 +63,9 @@ def integrity_section(run: RunData) -> IntegritySection:
         ``table_hash`` (of the verified parts, when they cover the grid), the hash a driver
         recorded last and whether they agree, the null summaries' digest (the input of the
         sweep-wide tests, also printed by ``sweep verify``), part checks, config counts,
-        error groups, sessions and the command that re-checks the hash.
+        error groups, sessions, the command that re-checks the hash, every environment
+        that computed the good parts (with part and config counts) and the command that
+        re-computes a sample in the reader's environment (``sweep reproduce``).
     """
     checks = run.part_checks
     bad = tuple(BadPart(name=c.name, reason=c.reason) for c in checks if not c.ok)
@@ -102,4 +105,6 @@ def integrity_section(run: RunData) -> IntegritySection:
         session_endings={k: v for k, v in endings.items() if v},
         resumed=len(sessions) > 1,
         recheck=f"sweep verify {run.location}",
+        environments=environment_uses(run.store, checks),
+        reproduce=f"sweep reproduce {run.location}",
     )

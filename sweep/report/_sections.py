@@ -21,6 +21,7 @@ from sweep.common._serial import FLATTENED, OMIT_NONE
 from sweep.report._options import ReportOptions
 from sweep.report._run_scaling import RunScaling
 from sweep.report._verdict import Verdict
+from sweep.store._part_environment import EnvironmentUse
 from sweep.store._record import ExecutorChoice, GridRecord, StrategyRef
 
 #: A JSON object whose shape another module owns (spec, data description, bench result).
@@ -129,7 +130,13 @@ class SessionRow:
 
 @dataclass(frozen=True, kw_only=True)
 class IntegritySection:
-    """Section 2: hashes, part checks, config counts, error groups, sessions."""
+    """Section 2: hashes, part checks, config counts, error groups, sessions, environments.
+
+    ``environments`` lists every environment that computed the good parts, with their part
+    and config counts (:class:`sweep.store._part_environment.EnvironmentUse`; parts
+    written before parts recorded one are one use with ``environment = null``);
+    ``reproduce`` is the command that re-computes a sample here and compares it.
+    """
 
     table_hash: str | None
     table_hash_of_partial_results: str | None
@@ -144,6 +151,8 @@ class IntegritySection:
     session_endings: Mapping[str, int]
     resumed: bool
     recheck: str
+    environments: tuple[EnvironmentUse, ...] = ()
+    reproduce: str = ""
 
 
 # --- 3. execution -------------------------------------------------------------------------

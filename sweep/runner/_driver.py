@@ -28,13 +28,19 @@ from sweep.executors import BatchOutcome, Executor, make_executor
 from sweep.plan._auto import choose_executor
 from sweep.plan._planner import PlannerSettings, plan_batches, small_plan
 from sweep.plan._planning_stream import PlanningStream
+from sweep.runner._environment_check import (
+    EnvironmentChange,
+    PartGuard,
+    check_environment,
+    check_sample,
+)
 from sweep.runner._status import failed_count
 from sweep.runner._sweep_progress import SweepProgress
 from sweep.spec._models import SweepSpec
 from sweep.spec._resolve import ResolvedSweep, resolve
 from sweep.store._record import ExecutorChoice, LockInfo, Plan, Session
 from sweep.store._results import results_hash
-from sweep.store._run_store import TELEMETRY, RunStore, utc_now
+from sweep.store._run_store import TELEMETRY, RunRecord, RunStore, utc_now
 
 OnError = Literal["record", "raise"]
 
@@ -102,6 +108,11 @@ class RunSettings:
         Ray cluster address and CPU cap (Ray executor only).
     planner : PlannerSettings
         Targets of the batch-size planner.
+    allow_environment_change : bool
+        Continue a run whose parts were computed with other library versions (python,
+        numpy, numba, llvmlite, pandas, pyarrow, scipy, raysweep) than this process has,
+        once a sample of its finished configs re-computed here matches bit for bit; without
+        it such a run is refused (:mod:`sweep.runner._environment_check`).
     """
 
     executor: str | Executor = "auto"
@@ -111,6 +122,7 @@ class RunSettings:
     address: str | None = None
     workers: int | None = None
     planner: PlannerSettings = field(default_factory=PlannerSettings)
+    allow_environment_change: bool = False
 
     def check(self) -> None:
         """Refuse (:class:`RunFolderError`) a batch size or error mode out of range."""
@@ -132,6 +144,7 @@ class RunOptions(TypedDict, total=False):
     address: str | None
     workers: int | None
     planner: PlannerSettings | None
+    allow_environment_change: bool
 
 
 def _batches(todo: NDArray[np.int64], size: int) -> Iterator[NDArray[np.int64]]:
@@ -220,13 +233,19 @@ def run_sweep(
         How to run it (default :class:`RunSettings()`).
     **options
         Any field of :class:`RunSettings` (``executor``, ``batch_size``, ``on_error``,
-        ``progress``, ``address``, ``workers``, ``planner``; ``planner=None`` means the
-        default), overriding ``settings``.
+        ``progress``, ``address``, ``workers``, ``planner``, ``allow_environment_change``;
+        ``planner=None`` means the default), overriding ``settings``.
 
     Returns
     -------
     RunSummary
         What this session did and, when complete, the table hash.
+
+    Raises
+    ------
+    EnvironmentChangedError
+        When the run's parts were computed with other library versions and the change is
+        not allowed, or a sample re-computed here does not match (exit 2).
     """
     sweep = spec if isinstance(spec, ResolvedSweep) else resolve(spec)
     changes: dict[str, Any] = {k: v for k, v in options.items() if v is not None or k != "planner"}
@@ -237,8 +256,30 @@ def run_sweep(
         store = RunStore(run_dir)
         _open_store(store, sweep)
         with store.locked() as took_over:
+            quarantined, record = _clean_folder(store)
+            change, recorded = check_environment(record, settings.allow_environment_change)
             session, exe = _start_session(store, settings, took_over)
-            return _SessionRun(store, sweep, exe, session, settings, rearm).run()
+            run = _SessionRun(store, sweep, exe, session, settings, rearm)
+            run.prepare(quarantined, record, change, PartGuard(recorded, change is not None))
+            return run.run()
+
+
+def _clean_folder(store: RunStore) -> tuple[list[str], RunRecord]:
+    """Remove temp files; quarantine bad parts and telemetry.
+
+    Returns the parts moved aside and the folder as it is then (every part left is good).
+    """
+    store.ensure_folders()
+    store.remove_temp_files()
+    checks = store.verify_parts()
+    quarantined = [c.name for c in checks if not c.ok]
+    for name in quarantined:
+        store.quarantine(name)
+    for check in store.check_telemetry():
+        if not check.ok:
+            store.quarantine(check.name, TELEMETRY)
+    good = tuple(sorted((c for c in checks if c.ok), key=lambda c: c.name))
+    return quarantined, RunRecord(store, store.load_manifest(), good)
 
 
 def _start_session(
@@ -292,24 +333,29 @@ class _SessionRun:
         self.plan = Plan(batch_size=0, source="nothing to do")
         self.choice: ExecutorChoice | None = None
         self.started = time.perf_counter()
+        self.quarantined: list[str] = []
+        self.record: RunRecord | None = None
+        self.change: EnvironmentChange | None = None
+        self.guard = PartGuard((), allow=False)
+
+    def prepare(
+        self,
+        quarantined: list[str],
+        record: RunRecord,
+        change: EnvironmentChange | None,
+        guard: PartGuard,
+    ) -> None:
+        """Hand over what the driver found before the session.
+
+        The parts moved aside, the folder, the allowed change of library versions (a
+        sample is checked first) and the guard that refuses a batch of other versions.
+        """
+        self.quarantined, self.record, self.change, self.guard = quarantined, record, change, guard
 
     def _record(self, **changes: Any) -> None:
         """Update this session's record in the manifest."""
         self.session = replace(self.session, **changes)
         self.store.record_session(self.session)
-
-    def _clean_folder(self) -> list[str]:
-        """Remove temp files; quarantine bad parts and telemetry; the parts moved aside."""
-        store = self.store
-        store.ensure_folders()
-        store.remove_temp_files()
-        quarantined = [c.name for c in store.verify_parts() if not c.ok]
-        for name in quarantined:
-            store.quarantine(name)
-        for check in store.check_telemetry():
-            if not check.ok:
-                store.quarantine(check.name, TELEMETRY)
-        return quarantined
 
     def write(self, outcome: BatchOutcome) -> float:
         """Write one finished batch as a part; the seconds that took."""
@@ -319,6 +365,7 @@ class _SessionRun:
                 "(its batch was not written; rerun with on_error='record', --on-error "
                 "record on the command line, to keep going)"
             )
+        self.guard.check(outcome.result.table)
         t0 = time.perf_counter()
         try:
             self.store.write_part(outcome.result.table, outcome.telemetry, self.session.id)
@@ -425,18 +472,33 @@ class _SessionRun:
             settings=settings.planner,
         )
 
+    def _check_sample(self) -> None:
+        """Allowed to change library versions: a sample must match first (recorded)."""
+        if self.change is None or self.record is None:
+            return
+        found = check_sample(self.record, self.sweep, self.exe, self.change)
+        checked = {
+            **self.change.to_json(),
+            "sample": found.sampled,
+            "matched": found.matched,
+            "seed": found.seed,
+        }
+        self._record(environment={**self.session.environment, "environment_change": checked})
+
     def run(self) -> RunSummary:
         """Run the session to its end; what it did."""
-        quarantined = self._clean_folder()
+        quarantined = self.quarantined
         status = "failed"
         try:
             todo, done = _todo(self.store, self.total)
             with SweepProgress(self.total, done, self.settings.progress) as bar:
-                if todo.shape[0]:
+                if todo.shape[0] or self.change is not None:
                     self.exe.start(self.sweep)
                     self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
                     try:
-                        self._stream(todo, bar)
+                        self._check_sample()
+                        if todo.shape[0]:
+                            self._stream(todo, bar)
                     finally:
                         self.exe.close()
             status = "completed" if done + self.computed >= self.total else "incomplete"

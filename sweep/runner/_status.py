@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from sweep.errors import SweepError, close_matches
 from sweep.plan._eta import eta
 from sweep.store._null_summary import merged_summary, summary_digest
+from sweep.store._part_environment import EnvironmentUse, environment_uses
 from sweep.store._record import LockInfo, PartInfo, Session
 from sweep.store._results import results_hash, results_table
 from sweep.store._run_store import RunRecord, RunStore, read_run
@@ -124,6 +125,9 @@ class RunStatus:
         The lock file (None when no driver holds the folder).
     live : LiveRate or None
         The running session's configs/s and time left (while a driver runs).
+    environments : tuple of EnvironmentUse
+        Every environment that computed the good parts, with part and config counts
+        (parts written before parts recorded one are grouped as ``environment = None``).
     """
 
     run_dir: str
@@ -140,11 +144,13 @@ class RunStatus:
     table_hash: str | None
     lock: LockInfo | None
     live: LiveRate | None = None
+    environments: tuple[EnvironmentUse, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``sweep status --json``."""
         doc = {f.name: getattr(self, f.name) for f in fields(self)}
         doc["live"] = None if self.live is None else self.live.to_json()
+        doc["environments"] = [u.to_json() for u in self.environments]
         doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
         doc["sessions"] = [s.to_json() for s in self.sessions]
         doc["lock"] = None if self.lock is None else self.lock.to_json()
@@ -190,6 +196,7 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> Ru
         table_hash=results_hash(run_dir, parts) if complete else None,
         lock=store.read_lock(),
         live=live_rate(run, total - done),
+        environments=environment_uses(store, run.parts),
     )
 
 
@@ -233,6 +240,8 @@ class Verification:
     null_summary_hash : str or None
         :func:`sweep.store._null_summary.summary_digest` of the merged null summaries, likewise
         (and when the sweep has bootstrap replications).
+    environments : tuple of EnvironmentUse
+        Every environment that computed the good parts (see :class:`RunStatus`).
     """
 
     good_parts: int
@@ -242,10 +251,12 @@ class Verification:
     total: int
     table_hash: str | None
     null_summary_hash: str | None
+    environments: tuple[EnvironmentUse, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (bad files as ``{"name", "reason"}``)."""
         doc = {f.name: getattr(self, f.name) for f in fields(self)}
+        doc["environments"] = [u.to_json() for u in self.environments]
         doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
         doc["bad_telemetry"] = [b.to_json() for b in self.bad_telemetry]
         return doc
@@ -273,6 +284,7 @@ def verify_run(run_dir: str | os.PathLike[str]) -> Verification:
         total=run.total,
         table_hash=results_hash(run_dir, good) if complete else None,
         null_summary_hash=summary_digest(summary) if summary is not None else None,
+        environments=environment_uses(run.store, run.parts),
     )
 
 

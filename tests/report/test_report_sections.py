@@ -79,6 +79,11 @@ def test_identity_and_integrity_of_a_complete_run(reports, runs):
     }
     assert integrity["recheck"] == f"sweep verify {runs['complete']}"
     assert [s["status"] for s in integrity["sessions"]] == ["completed"]
+    # Every environment that computed the parts, and how to re-compute a sample here.
+    [env] = integrity["environments"]
+    assert env["parts"] == integrity["parts"]["good"] and env["configs"] == 60
+    assert env["environment"]["versions"]["numpy"] == ident["code"]["versions"]["numpy"]
+    assert integrity["reproduce"] == f"sweep reproduce {runs['complete']}"
 
 
 def test_resumed_run_reports_both_sessions_and_the_same_hash(reports):

@@ -1,0 +1,588 @@
+"""``sweep reproduce``: re-compute part of a run here and compare it with the record, bit for bit.
+
+The auditor's check of a table hash. From the run folder alone (its spec and data, found as
+``sweep resume`` finds them, :func:`sweep.store._trust.resolve_recorded`), a seeded random
+sample of finished configs is evaluated again in the current environment, through an
+executor (in-process, or on a Ray cluster), and every column of every sampled row is
+compared with the stored row by its exact bytes (floats by their IEEE-754 bit pattern, so
+NaN equals NaN only with the same bits, and 0.0 differs from -0.0). A few whole parts (the
+smallest, by default two) are re-evaluated on exactly their grid positions, in their order,
+so that their null summary and fold summary can be compared too.
+
+:func:`reproduce_with` is the one comparison: ``sweep reproduce`` calls it through
+:func:`reproduce_run`, and ``resume --allow-environment-change`` calls it on the session's
+executor before it continues (:mod:`sweep.runner._environment_check`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from stats import FoldSummary, NullSummary
+from sweep.errors import RunFolderError
+from sweep.executors import Executor, make_executor
+from sweep.spec._resolve import ResolvedSweep
+from sweep.store._fold_summary import FOLDS_KEY, decode_folds
+from sweep.store._null_summary import summary_of
+from sweep.store._part_environment import (
+    EnvironmentUse,
+    environment_of,
+    environment_uses,
+    group_environments,
+)
+from sweep.store._run_store import RunRecord, read_run, run_key_of
+from sweep.store._trust import resolve_recorded
+
+#: Configs sampled by default (``sweep reproduce --sample``).
+DEFAULT_SAMPLE = 64
+#: Whole parts re-evaluated by default (``sweep reproduce --parts``): the smallest ones.
+DEFAULT_PARTS = 2
+#: How a part's summary compared: equal bytes, different, or absent from both.
+SummaryOutcome = Literal["match", "differs", "none"]
+
+
+@dataclass(frozen=True)
+class ReproduceSettings:
+    """What :func:`reproduce_with` re-computes.
+
+    Attributes
+    ----------
+    sample : int
+        Done configs drawn at random (all of them when fewer are done).
+    seed : int
+        Seed of the draw (:func:`sample_positions`).
+    parts : int
+        Whole parts re-evaluated (the smallest), their summaries compared too.
+    """
+
+    sample: int = DEFAULT_SAMPLE
+    seed: int = 0
+    parts: int = DEFAULT_PARTS
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One value that did not reproduce.
+
+    Attributes
+    ----------
+    config_id : str or None
+        The config (None for a part's null or fold summary).
+    grid_index : int or None
+        Its grid position.
+    part : str
+        The part the recorded value was read from.
+    column : str
+        The column (``null_summary.spa[3]`` for a summary's element).
+    recorded, recomputed : str
+        Both values, ``repr`` at full precision (a NaN with its bit pattern).
+    """
+
+    config_id: str | None
+    grid_index: int | None
+    part: str
+    column: str
+    recorded: str
+    recomputed: str
+
+    def describe(self) -> str:
+        """One line: where, which column, both values."""
+        where = (
+            f"config {self.config_id} (grid index {self.grid_index}, {self.part})"
+            if self.config_id is not None
+            else f"{self.part}"
+        )
+        return (
+            f"{where} column {self.column}: recorded {self.recorded}, recomputed {self.recomputed}"
+        )
+
+
+@dataclass(frozen=True)
+class PartReproduction:
+    """One whole part re-evaluated on its grid positions.
+
+    Attributes
+    ----------
+    name : str
+        The part's file name.
+    configs, configs_matched : int
+        Its rows, and those whose every column matched.
+    null_summary, fold_summary : {"match", "differs", "none"}
+        How its summaries compared ("none": neither the part nor the re-evaluation has one).
+    """
+
+    name: str
+    configs: int
+    configs_matched: int
+    null_summary: SummaryOutcome
+    fold_summary: SummaryOutcome
+
+    @property
+    def ok(self) -> bool:
+        """Whether every row and both summaries matched."""
+        return (
+            self.configs_matched == self.configs
+            and self.null_summary != "differs"
+            and self.fold_summary != "differs"
+        )
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """What :func:`reproduce_with` found.
+
+    Attributes
+    ----------
+    run_dir : str
+        The run folder.
+    seed : int
+        The sample's seed.
+    sampled, matched : int
+        Configs sampled, and those whose every column matched.
+    parts : tuple of PartReproduction
+        The whole parts re-evaluated.
+    mismatches : tuple of Mismatch
+        Every value that differed (sample and parts).
+    recorded : tuple of EnvironmentUse
+        The environments that computed the run's good parts.
+    recomputed : tuple of EnvironmentUse
+        The environments the re-evaluation ran in (from the batches' own records: a Ray
+        worker says where it ran), counted in batches and configs.
+    executor : str
+        ``local`` or ``ray``.
+    bad_parts : int
+        Parts that failed their check (left out: ``sweep verify`` names them).
+    """
+
+    run_dir: str
+    seed: int
+    sampled: int
+    matched: int
+    parts: tuple[PartReproduction, ...]
+    mismatches: tuple[Mismatch, ...]
+    recorded: tuple[EnvironmentUse, ...]
+    recomputed: tuple[EnvironmentUse, ...]
+    executor: str
+    bad_parts: int = 0
+
+    @property
+    def full_match(self) -> bool:
+        """Whether every sampled config, every part's rows and summaries matched."""
+        return (
+            self.matched == self.sampled and all(p.ok for p in self.parts) and not self.mismatches
+        )
+
+
+def sample_positions(done: NDArray[np.bool_], n: int, seed: int) -> NDArray[np.int64]:
+    """A seeded random sample of ``n`` done grid positions (all of them if fewer), sorted.
+
+    The ranks are drawn among the done configs with ``numpy.random.default_rng(seed)``
+    (without replacement), then mapped to grid positions a chunk of the mask at a time,
+    so no array of every done position is made.
+    """
+    count = int(done.sum())
+    k = min(max(n, 0), count)
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    ranks = np.sort(np.random.default_rng(seed).choice(count, size=k, replace=False))
+    out = np.empty(k, dtype=np.int64)
+    chunk, seen, filled = 1 << 20, 0, 0
+    for lo in range(0, done.shape[0], chunk):
+        where = np.flatnonzero(done[lo : lo + chunk])
+        upto = int(np.searchsorted(ranks, seen + where.shape[0]))
+        out[filled:upto] = lo + where[ranks[filled:upto] - seen]
+        filled, seen = upto, seen + where.shape[0]
+        if filled == k:
+            break
+    return out
+
+
+def recorded_rows(record: RunRecord, positions: NDArray[np.int64]) -> tuple[pa.Table, list[str]]:
+    """The stored rows at grid ``positions`` (in that order), and the part of each row.
+
+    A config stored twice (a repeated batch) is read from the first good part by name.
+    """
+    pieces: list[pa.Table] = []
+    names: list[str] = []
+    wanted = np.asarray(positions, dtype=np.int64)
+    for name in record.good:
+        idx = record.store.read_part_columns(name, ["grid_index"]).column(0).to_numpy()
+        rows = np.flatnonzero(np.isin(idx, wanted))
+        if rows.size:
+            pieces.append(record.store.read_part_columns(name, None).take(rows))  # type: ignore[arg-type]
+            names += [name] * int(rows.size)
+    table = pa.concat_tables(pieces, promote_options="none")
+    index = table.column("grid_index").to_numpy()
+    first = {int(g): j for j, g in reversed(list(enumerate(index)))}
+    missing = [int(p) for p in wanted if int(p) not in first]
+    if missing:
+        raise RunFolderError(f"grid positions {missing[:5]} are not in any good part")
+    take = [first[int(p)] for p in wanted]
+    return table.take(take), [names[j] for j in take]
+
+
+def _value_text(value: Any) -> str:
+    """``repr`` at full precision; a NaN with its bit pattern."""
+    if isinstance(value, float) and math.isnan(value):
+        bits = struct.unpack("<Q", struct.pack("<d", value))[0]
+        return f"nan (0x{bits:016x})"
+    return repr(value)
+
+
+def _differing(recorded: pa.ChunkedArray, recomputed: pa.ChunkedArray) -> NDArray[np.int64]:
+    """Rows whose values differ by their exact bytes (nulls equal only nulls)."""
+    a, b = recorded.combine_chunks(), recomputed.combine_chunks()
+    kind = a.type
+    if pa.types.is_floating(kind) and a.null_count == 0 and b.null_count == 0:
+        bits_a = np.ascontiguousarray(a.to_numpy(zero_copy_only=False), dtype="<f8").view("<u8")
+        bits_b = np.ascontiguousarray(b.to_numpy(zero_copy_only=False), dtype="<f8").view("<u8")
+        return np.flatnonzero(bits_a != bits_b)
+    if (pa.types.is_integer(kind) or pa.types.is_boolean(kind)) and not (
+        a.null_count or b.null_count
+    ):
+        return np.flatnonzero(a.to_numpy(zero_copy_only=False) != b.to_numpy(zero_copy_only=False))
+    left, right = a.to_pylist(), b.to_pylist()
+    return np.array(
+        [j for j, (x, y) in enumerate(zip(left, right, strict=True)) if not _same(x, y)],
+        dtype=np.int64,
+    )
+
+
+def _same(x: Any, y: Any) -> bool:
+    if isinstance(x, float) and isinstance(y, float):
+        return struct.pack("<d", x) == struct.pack("<d", y)
+    return type(x) is type(y) and x == y
+
+
+def compare_rows(
+    recorded: pa.Table, recomputed: pa.Table, parts: Sequence[str]
+) -> tuple[list[Mismatch], NDArray[np.bool_]]:
+    """Compare aligned rows over every column, by exact bytes.
+
+    Parameters
+    ----------
+    recorded, recomputed : pyarrow.Table
+        The stored rows and the same configs evaluated again, row for row.
+    parts : sequence of str
+        The part each recorded row came from (named in a mismatch).
+
+    Returns
+    -------
+    mismatches : list of Mismatch
+        One per differing (config, column), in row then column order.
+    matched : ndarray of bool
+        Per row, whether every column matched.
+    """
+    n = recorded.num_rows
+    matched = np.ones(n, dtype=bool)
+    if recomputed.num_rows != n or recomputed.column_names != recorded.column_names:
+        return [
+            Mismatch(
+                None,
+                None,
+                parts[0] if parts else "-",
+                "(columns)",
+                f"{n} rows {recorded.column_names}",
+                f"{recomputed.num_rows} rows {recomputed.column_names}",
+            )
+        ], np.zeros(n, dtype=bool)
+    ids = recorded.column("config_id").to_pylist()
+    index = recorded.column("grid_index").to_pylist()
+    found: list[tuple[int, int, Mismatch]] = []
+    for c, name in enumerate(recorded.column_names):
+        a, b = recorded.column(name), recomputed.column(name)
+        rows = (
+            _differing(a, b)
+            if a.type == b.type
+            else np.arange(n, dtype=np.int64)  # another type: every value differs
+        )
+        for j in rows.tolist():
+            matched[j] = False
+            found.append(
+                (
+                    j,
+                    c,
+                    Mismatch(
+                        ids[j],
+                        index[j],
+                        parts[j],
+                        name,
+                        _value_text(a[j].as_py()),
+                        _value_text(b[j].as_py()),
+                    ),
+                )
+            )
+    found.sort(key=lambda t: (t[0], t[1]))
+    return [m for _, _, m in found], matched
+
+
+def _array_mismatches(
+    part: str, label: str, recorded: NDArray[Any], recomputed: NDArray[Any]
+) -> list[Mismatch]:
+    """The first differing element of two summary arrays (by bytes), with how many differ."""
+    a, b = np.ravel(recorded), np.ravel(recomputed)
+    if a.shape != b.shape:
+        return [Mismatch(None, None, part, f"{label} (shape)", str(a.shape), str(b.shape))]
+    if a.dtype.kind == "f":
+        differ = np.flatnonzero(
+            np.ascontiguousarray(a, "<f8").view("<u8") != np.ascontiguousarray(b, "<f8").view("<u8")
+        )
+    else:
+        differ = np.flatnonzero(a != b)
+    if not differ.size:
+        return []
+    j = int(differ[0])
+    more = f" ({differ.size} of {a.size} values differ)" if differ.size > 1 else ""
+    return [
+        Mismatch(
+            None,
+            None,
+            part,
+            f"{label}[{j}]{more}",
+            _value_text(a[j].item()),
+            _value_text(b[j].item()),
+        )
+    ]
+
+
+def _compare_null(
+    part: str, recorded: NullSummary | None, recomputed: NullSummary | None
+) -> tuple[SummaryOutcome, list[Mismatch]]:
+    if recorded is None and recomputed is None:
+        return "none", []
+    if recorded is None or recomputed is None:
+        shown = (
+            "absent" if recorded is None else "present",
+            "absent" if recomputed is None else "present",
+        )
+        return "differs", [Mismatch(None, None, part, "null_summary", *shown)]
+    found: list[Mismatch] = []
+    if recorded.n_configs != recomputed.n_configs:
+        found.append(
+            Mismatch(
+                None,
+                None,
+                part,
+                "null_summary.n_configs",
+                repr(recorded.n_configs),
+                repr(recomputed.n_configs),
+            )
+        )
+    for field in ("reality_check", "spa", "null_sharpe", "top_value", "top_index"):
+        found += _array_mismatches(
+            part, f"null_summary.{field}", getattr(recorded, field), getattr(recomputed, field)
+        )
+    return ("differs" if found else "match"), found
+
+
+def _compare_folds(
+    part: str, recorded: FoldSummary | None, recomputed: FoldSummary | None
+) -> tuple[SummaryOutcome, list[Mismatch]]:
+    if recorded is None and recomputed is None:
+        return "none", []
+    if recorded is None or recomputed is None:
+        shown = (
+            "absent" if recorded is None else "present",
+            "absent" if recomputed is None else "present",
+        )
+        return "differs", [Mismatch(None, None, part, "fold_summary", *shown)]
+    found = _array_mismatches(part, "fold_summary.value", recorded.value, recomputed.value)
+    found += _array_mismatches(part, "fold_summary.index", recorded.index, recomputed.index)
+    return ("differs" if found else "match"), found
+
+
+def _folds_of(schema: pa.Schema) -> FoldSummary | None:
+    blob = (schema.metadata or {}).get(FOLDS_KEY)
+    return None if blob is None else decode_folds(blob)
+
+
+def _evaluate(exe: Executor, batches: list[NDArray[np.int64]]) -> list[pa.Table]:
+    """Each batch's table from ``exe`` (started), in the order of ``batches``."""
+    tables: list[pa.Table | None] = [None] * len(batches)
+    for outcome in exe.run(iter(batches)):
+        j = next(
+            (k for k, b in enumerate(batches) if b is outcome.indices and tables[k] is None),
+            None,
+        )
+        if j is None:  # an executor that copied the indices: match by content
+            j = next(
+                k
+                for k, b in enumerate(batches)
+                if tables[k] is None and np.array_equal(b, outcome.indices)
+            )
+        tables[j] = outcome.result.table
+    return [t for t in tables if t is not None]
+
+
+def _smallest_parts(record: RunRecord, n: int) -> list[str]:
+    """The ``n`` good parts with the fewest rows (by name on ties)."""
+    good = sorted((p for p in record.parts if p.ok), key=lambda p: (p.rows, p.name))
+    return [p.name for p in good[: max(n, 0)]]
+
+
+def _split(positions: NDArray[np.int64], pieces: int) -> list[NDArray[np.int64]]:
+    if not positions.size:
+        return []
+    size = -(-positions.size // max(1, pieces))
+    return [positions[lo : lo + size] for lo in range(0, positions.size, size)]
+
+
+def reproduce_with(
+    record: RunRecord,
+    sweep: ResolvedSweep,
+    exe: Executor,
+    settings: ReproduceSettings | None = None,
+) -> Reproduction:
+    """Re-compute a sample of a run's configs and whole parts on ``exe``; compare bit for bit.
+
+    Parameters
+    ----------
+    record : RunRecord
+        The run folder, read (:func:`sweep.store._run_store.read_run`); only good parts
+        are used.
+    sweep : ResolvedSweep
+        The run's sweep (its spec, data and strategy as recorded).
+    exe : Executor
+        A started executor: where the configs are evaluated again.
+    settings : ReproduceSettings, optional
+        Sample size, seed and whole parts (default: 64 configs, seed 0, 2 parts).
+
+    Returns
+    -------
+    Reproduction
+        Counts, every mismatch, and the environments recorded and used.
+
+    Raises
+    ------
+    RunFolderError
+        When the run has no finished config.
+    """
+    if not record.good:
+        raise RunFolderError(
+            f"run folder {record.store.location!r} has no finished configs to reproduce"
+        )
+    settings = settings or ReproduceSettings()
+    positions = sample_positions(record.done_mask(), settings.sample, settings.seed)
+    whole = _smallest_parts(record, settings.parts)
+    whole_tables = [record.store.read_part_columns(name, None) for name in whole]  # type: ignore[arg-type]
+    sample_batches = _split(positions, exe.workers)
+    part_batches = [
+        np.asarray(t.column("grid_index").to_numpy(), dtype=np.int64) for t in whole_tables
+    ]
+    tables = _evaluate(exe, [*sample_batches, *part_batches])
+    mismatches: list[Mismatch] = []
+    matched = 0
+    if positions.size:
+        stored, names = recorded_rows(record, positions)
+        again = pa.concat_tables(tables[: len(sample_batches)], promote_options="none")
+        found, ok = compare_rows(stored, again, names)
+        mismatches += found
+        matched = int(ok.sum())
+    checked: list[PartReproduction] = []
+    for name, stored_part, again in zip(
+        whole, whole_tables, tables[len(sample_batches) :], strict=True
+    ):
+        found, ok = compare_rows(stored_part, again, [name] * stored_part.num_rows)
+        null, null_found = _compare_null(
+            name, summary_of(stored_part.schema), summary_of(again.schema)
+        )
+        folds, fold_found = _compare_folds(
+            name, _folds_of(stored_part.schema), _folds_of(again.schema)
+        )
+        mismatches += found + null_found + fold_found
+        checked.append(PartReproduction(name, stored_part.num_rows, int(ok.sum()), null, folds))
+    return Reproduction(
+        run_dir=record.store.location,
+        seed=settings.seed,
+        sampled=int(positions.size),
+        matched=matched,
+        parts=tuple(checked),
+        mismatches=tuple(mismatches),
+        recorded=environment_uses(record.store, record.parts),
+        recomputed=group_environments((environment_of(t.schema), t.num_rows) for t in tables),
+        executor=exe.name,
+        bad_parts=len(record.bad),
+    )
+
+
+def check_sweep(record: RunRecord, sweep: ResolvedSweep) -> None:
+    """Refuse (:class:`RunFolderError`) a sweep that is not the one the folder recorded."""
+    diffs = record.manifest.run_key.differences(run_key_of(sweep))
+    if record.manifest.grid.size != len(sweep.grid):
+        diffs.append(f"the grid size ({record.manifest.grid.size:,} -> {len(sweep.grid):,})")
+    if diffs:
+        raise RunFolderError(
+            f"run folder {record.store.location!r}: the sweep rebuilt from it differs in "
+            + "; ".join(diffs)
+            + ", so its configs cannot be reproduced; restore the recorded spec, data and "
+            "strategy version"
+        )
+
+
+def reproduce_run(
+    run_dir: str | os.PathLike[str],
+    settings: ReproduceSettings | None = None,
+    *,
+    executor: str = "local",
+    address: str | None = None,
+    workers: int | None = None,
+    allow_import: Iterable[str] = (),
+    sweep: ResolvedSweep | None = None,
+) -> Reproduction:
+    """Re-compute part of a run in this environment and compare it bit for bit (read-only).
+
+    Parameters
+    ----------
+    run_dir : str or path
+        The run folder (a path or a URI).
+    settings : ReproduceSettings, optional
+        As :func:`reproduce_with`.
+    executor : {"local", "ray"}
+        Where the configs are evaluated again (``ray`` when ``address`` is given).
+    address : str, optional
+        A Ray cluster to join.
+    workers : int, optional
+        CPUs of a local Ray cluster.
+    allow_import : iterable of str
+        Strategy modules the folder may import (:mod:`sweep.store._trust`).
+    sweep : ResolvedSweep, optional
+        The recorded sweep, already rebuilt (from Python, with a panel or strategy handed
+        over); default: rebuilt from the folder.
+
+    Returns
+    -------
+    Reproduction
+    """
+    location = str(run_dir)
+    record = read_run(location)
+    if sweep is None:
+        sweep = resolve_recorded(record.manifest, location, allow_import)
+    check_sweep(record, sweep)
+    if not record.good:
+        raise RunFolderError(f"run folder {location!r} has no finished configs to reproduce")
+    kind = "ray" if address else executor
+    exe = make_executor(kind, address=address, workers=workers)
+    exe.start(sweep)
+    try:
+        return reproduce_with(record, sweep, exe, settings)
+    finally:
+        exe.close()
+
+
+def mismatch_lines(found: Reproduction, limit: int | None = None) -> list[str]:
+    """The mismatches as lines (at most ``limit``, then how many more)."""
+    shown = found.mismatches if limit is None else found.mismatches[:limit]
+    lines = [m.describe() for m in shown]
+    left = len(found.mismatches) - len(shown)
+    if left > 0:
+        lines.append(f"... and {left:,} more mismatches")
+    return lines

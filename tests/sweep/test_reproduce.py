@@ -1,0 +1,153 @@
+"""``sweep reproduce``: a sample of configs and whole parts re-computed, compared bit for bit."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import sweep
+from sweep import run_sweep, spec_from_dict
+from sweep.cli._app import app
+from sweep.errors import RunFolderError
+from sweep.runner._reproduce import (
+    ReproduceSettings,
+    compare_rows,
+    reproduce_run,
+    sample_positions,
+)
+from sweep.store._null_summary import SUMMARY_KEY, decode_summary, encode_summary
+from sweep.store._run_store import RunStore
+from tests.helpers import rewrite_part, small_spec_dict
+
+runner = CliRunner()
+
+VALIDATION = {"walk_forward": {"train": "1y", "test": "3m", "purge": "5d"}}
+
+
+@pytest.fixture(scope="module")
+def done_run(tmp_path_factory) -> Path:
+    """A complete run with bootstrap and walk-forward folds: 60 configs in parts of 25, 25, 10."""
+    run = tmp_path_factory.mktemp("repro") / "run"
+    doc = small_spec_dict(validation=VALIDATION)
+    doc["metrics"] = {**doc["metrics"], "benchmark": "buy_and_hold"}
+    run_sweep(spec_from_dict(doc), run, batch_size=25, progress=False)
+    return run
+
+
+def _parts(run: Path) -> list[Path]:
+    return sorted((run / "parts").glob("part-*.parquet"))
+
+
+def _copy(run: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    return copy
+
+
+def test_a_clean_run_reproduces_exit_0(done_run):
+    result = runner.invoke(app, ["reproduce", str(done_run), "--sample", "20", "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    assert "20 of 20 configs match bit for bit in every column (seed 3)" in result.output
+    assert result.output.count("null summary: match; fold summary: match") == 2
+    assert "full match" in result.output and "mismatch:" not in result.output
+
+
+def test_the_python_api_returns_the_typed_record(done_run):
+    found = sweep.reproduce(done_run, sweep.ReproduceSettings(sample=8, seed=1, parts=1))
+    assert isinstance(found, sweep.Reproduction) and found.full_match
+    assert (found.sampled, found.matched, found.executor) == (8, 8, "local")
+    [part] = found.parts
+    assert part.configs == 10 and part.configs_matched == 10  # the smallest part
+    assert part.null_summary == "match" and part.fold_summary == "match"
+    [recorded] = found.recorded
+    assert recorded.parts == 3 and recorded.configs == 60
+    assert [u.environment for u in found.recomputed] == [recorded.environment]
+
+
+def test_a_tampered_value_is_named_with_both_values_exit_1(done_run, tmp_path):
+    run = _copy(done_run, tmp_path)
+    victim = max(_parts(run), key=lambda p: pq.read_metadata(p).num_rows)
+    table = pq.read_table(victim)
+    values = table.column("excess_sharpe").to_numpy().copy()
+    old = float(values[3])
+    values[3] = np.nextafter(old, np.inf)  # one ULP: only a bitwise comparison sees it
+    col = table.schema.get_field_index("excess_sharpe")
+    table = table.set_column(col, table.schema.field(col), pa.array(values))
+    rewrite_part(victim, table)
+    assert all(c.ok for c in RunStore(run).verify_parts())  # a valid part: not quarantined
+    config = table.column("config_id")[3].as_py()
+    result = runner.invoke(app, ["reproduce", str(run), "--sample", "60"])
+    assert result.exit_code == 1, result.output
+    assert "59 of 60 configs match" in result.output
+    assert f"config {config}" in result.output and "column excess_sharpe" in result.output
+    assert f"recorded {float(values[3])!r}, recomputed {old!r}" in result.output
+    assert "MISMATCH" in result.output
+
+
+def test_a_tampered_null_summary_is_found_in_a_whole_part(done_run, tmp_path):
+    run = _copy(done_run, tmp_path)
+    smallest = min(_parts(run), key=lambda p: (pq.read_metadata(p).num_rows, p.name))
+    table = pq.read_table(smallest)
+    summary = decode_summary(table.schema.metadata[SUMMARY_KEY])
+    summary.spa[2] += 1.0
+    meta = {**table.schema.metadata, SUMMARY_KEY: encode_summary(summary)}
+    rewrite_part(smallest, table.replace_schema_metadata(meta))
+    found = reproduce_run(run, ReproduceSettings(sample=4, parts=1))
+    assert not found.full_match and found.matched == found.sampled == 4
+    [part] = found.parts
+    assert part.null_summary == "differs" and part.configs_matched == part.configs
+    [mismatch] = found.mismatches
+    assert mismatch.config_id is None and mismatch.column == "null_summary.spa[2]"
+    assert mismatch.recorded == repr(float(summary.spa[2]))
+
+
+def test_the_sample_is_seeded_sorted_and_drawn_among_done_configs():
+    rng = np.random.default_rng(5)
+    done = rng.random(3_000_000) < 0.3  # spans several chunks of the mask
+    a = sample_positions(done, 64, 11)
+    assert np.array_equal(a, sample_positions(done, 64, 11))
+    assert not np.array_equal(a, sample_positions(done, 64, 12))
+    assert np.all(np.diff(a) > 0) and done[a].all()
+    ranks = np.sort(np.random.default_rng(11).choice(int(done.sum()), 64, replace=False))
+    assert np.array_equal(a, np.flatnonzero(done)[ranks])
+    assert sample_positions(done[:10] & False, 5, 0).size == 0
+    assert sample_positions(np.array([True, False, True]), 64, 0).tolist() == [0, 2]
+
+
+def test_compare_rows_is_bitwise_and_nan_aware():
+    nan_a = np.float64(np.nan)
+    nan_b = np.frombuffer(np.uint64(0x7FF8000000000001).tobytes(), dtype=np.float64)[0]
+    base = {
+        "config_id": ["a", "b", "c", "d"],
+        "grid_index": [0, 1, 2, 3],
+        "x": [1.0, nan_a, 0.0, 2.0],
+        "error": [None, "boom", None, None],
+    }
+    other = {**base, "x": [1.0, nan_a, -0.0, 2.0], "error": [None, "boom", None, "new"]}
+    found, matched = compare_rows(pa.table(base), pa.table(other), ["p"] * 4)
+    assert matched.tolist() == [True, True, False, False]
+    assert [(m.config_id, m.column) for m in found] == [("c", "x"), ("d", "error")]
+    assert (found[0].recorded, found[0].recomputed) == ("0.0", "-0.0")
+    payload = {**base, "x": [1.0, nan_b, 0.0, 2.0]}
+    [m], _ = compare_rows(pa.table(base), pa.table(payload), ["p"] * 4)
+    assert m.recorded == "nan (0x7ff8000000000000)"
+    assert m.recomputed == "nan (0x7ff8000000000001)"
+
+
+def test_reproduce_refuses_a_folder_without_results_and_another_spec(tmp_path, done_run):
+    from sweep.spec._resolve import resolve
+
+    with pytest.raises(RunFolderError, match="differs in"):
+        reproduce_run(done_run, sweep=resolve(spec_from_dict(small_spec_dict(seed=99))))
+    empty = _copy(done_run, tmp_path)
+    for path in _parts(empty):
+        path.unlink()
+    result = runner.invoke(app, ["reproduce", str(empty)])
+    assert isinstance(result.exception, RunFolderError)
+    assert "no finished configs" in str(result.exception)
