@@ -110,7 +110,7 @@ def _planner_estimate(executor: RayExecutor, sweep: ResolvedSweep, n: int) -> di
         plan, _ = plan_batches(executor, todo, None, lambda outcome: 0.0, PlannerSettings())
     except USER_ERRORS as exc:
         return {"error": f"the planner failed: {exc}"}
-    return plan.to_dict()
+    return plan.to_json()
 
 
 def _fit(sizes: list[int], batched: list[dict[str, Any]], singles: list[float]) -> dict[str, Any]:

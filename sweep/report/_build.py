@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from sweep._version import ENGINE_VERSION
-from sweep.common._serial import ReportFormatError, from_json, to_json
+from sweep.common._serial import RecordFormatError, from_json, to_json
 from sweep.report import _report_plots as plots
 from sweep.report._bench_figures import PLOTS as BENCH_PLOTS
 from sweep.report._bench_scaling import scaling_section
@@ -36,6 +36,10 @@ from sweep.store._run_store import utc_now
 REPORT_FORMAT = "raysweep-report-v1"
 
 
+class ReportFormatError(RecordFormatError):
+    """A report.json of another format, or one that does not match the report's sections."""
+
+
 @dataclass(frozen=True)
 class Report:
     """A built report.
@@ -53,6 +57,8 @@ class Report:
     data: ReportData
     figures: dict[str, bytes]
 
+    # Hand-written: report.json is the rule applied to ``data`` alone (the figures are files
+    # beside it), with NaN left for the writer to put as null.
     def to_json(self) -> dict[str, Any]:
         """What report.json holds, before NaN is written as null."""
         doc: dict[str, Any] = to_json(self.data)
@@ -71,7 +77,12 @@ def report_from_json(doc: Any) -> ReportData:
     found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
     if found != REPORT_FORMAT:
         raise ReportFormatError(f"report.json: format {found!r}, expected {REPORT_FORMAT!r}")
-    return from_json(ReportData, doc)
+    try:
+        return from_json(ReportData, doc)
+    except ReportFormatError:
+        raise
+    except RecordFormatError as exc:
+        raise ReportFormatError(str(exc)) from exc
 
 
 def _execution_figures(p: ExecutionPlotData) -> dict[str, bytes]:

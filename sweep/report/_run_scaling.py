@@ -162,9 +162,11 @@ def run_scaling(
             usl=usl,
         )
     session = _latest_session(sessions, tasks)
-    info = (session.executor_info if session is not None else None) or {}
-    executor = str(info.get("kind") or (session.executor if session else None) or "local")
-    workers = int(info.get("workers") or 1)
+    info = session.executor_info if session is not None else None
+    executor = str(
+        (info.kind if info else None) or (session.executor if session else None) or "local"
+    )
+    workers = int((info.workers if info else None) or 1)
     o, b, source = _costs(fit_service, sessions, tasks)
     warm = tasks[tasks["warm"]] if tasks["warm"].any() else tasks
     sizes = warm["n_configs"].to_numpy()

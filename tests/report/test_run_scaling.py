@@ -11,7 +11,7 @@ from sweep.plan._auto import RAY_STARTUP_SECONDS, RAY_TASK_OVERHEAD_SECONDS, loc
 from sweep.plan._forecast import CostModel, crossover
 from sweep.report._execution import _fit
 from sweep.report._run_scaling import run_scaling
-from sweep.store._record import Plan, Session
+from sweep.store._record import ExecutorInfo, Plan, Session
 
 OVERHEAD, PER_CONFIG = 0.02, 1e-3
 
@@ -31,7 +31,7 @@ def _tasks(sizes: list[int]) -> pd.DataFrame:
 
 
 def _sessions(executor: str = "local", workers: int = 1, plan: Plan | None = None):  # type: ignore[no-untyped-def]
-    info = {"kind": executor, "workers": workers}
+    info = ExecutorInfo(kind=executor, workers=workers, nodes=1)
     return (Session(id=1, executor=executor, executor_info=info, plan=plan),)
 
 
