@@ -12,13 +12,11 @@ from sweep.bench._measure_amortization import AmortizationSettings, measure_amor
 from sweep.bench._measure_overhead import OverheadSettings, measure_overhead
 from sweep.bench._measure_scaling import ScalingSettings, measure_scaling
 from sweep.bench._run import BenchOutcome, run_bench
-from sweep.report._bench_figures import PLOTS as BENCH_PLOTS
-from sweep.report._bench_figures import plot_amortization, plot_overhead, plot_scaling
+from sweep.report._bench_figures import plot_amortization, plot_bench, plot_overhead, plot_scaling
 from sweep.store._bench_results import BENCH_KINDS, DEFAULT_BENCH_DIR, load_bench, local_reader
 
 __all__ = [
     "BENCH_KINDS",
-    "BENCH_PLOTS",
     "DEFAULT_BENCH_DIR",
     "AmortizationSettings",
     "BenchOutcome",
@@ -30,6 +28,7 @@ __all__ = [
     "measure_overhead",
     "measure_scaling",
     "plot_amortization",
+    "plot_bench",
     "plot_overhead",
     "plot_scaling",
     "run_bench",

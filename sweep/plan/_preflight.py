@@ -249,23 +249,23 @@ def bench_scaling(bench_dir: str | None) -> Scaling:
 
     Linear scaling (:class:`Scaling()`, which says so) when there is none or its fit failed.
     """
-    from sweep.store._bench_results import DEFAULT_BENCH_DIR, load_bench, local_reader
+    from sweep.store._bench_results import DEFAULT_BENCH_DIR, UslFit, load_bench, local_reader
 
     folder = Path(bench_dir) if bench_dir is not None else Path(DEFAULT_BENCH_DIR)
-    found = load_bench(local_reader(folder)).get("scaling")
-    if not found:
+    found = load_bench(local_reader(folder)).scaling
+    if found is None:
         return Scaling(source=f"assumed: linear scaling (no sweep bench scaling in {folder})")
-    fit = found.get("fit") or {}
-    if not fit.get("available"):
+    fit = found.fit
+    if not isinstance(fit, UslFit):
         return Scaling(
             source=f"assumed: linear scaling (the USL fit in {folder / 'scaling.json'} failed: "
-            f"{fit.get('reason', 'no fit')})"
+            f"{fit.reason})"
         )
     return Scaling(
-        float(fit["sigma"]),
-        float(fit["kappa"]),
-        f"USL of sweep bench scaling ({folder / 'scaling.json'}, {found.get('generated')}, "
-        f"{found.get('cluster_cpus')} CPUs)",
+        float(fit.sigma),
+        float(fit.kappa),
+        f"USL of sweep bench scaling ({folder / 'scaling.json'}, {found.generated}, "
+        f"{found.cluster_cpus} CPUs)",
     )
 
 
