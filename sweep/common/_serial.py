@@ -100,7 +100,7 @@ def to_json(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         if _hand_written(type(value), "to_json"):
             return to_json(typing.cast(Any, value).to_json())
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for f in dataclasses.fields(value):
             item = getattr(value, f.name)
             if f.metadata.get(_SKIP) or (item is None and f.metadata.get(_OMIT)):
@@ -122,7 +122,7 @@ def to_json(value: Any) -> Any:
 
 
 @cache
-def _hints(cls: Any) -> dict[str, Any]:
+def _hints(cls: Any) -> dict[str, object]:
     return typing.get_type_hints(cls)
 
 
@@ -159,7 +159,7 @@ def _read_record(cls: Any, doc: Any, where: str) -> Any:
     if not isinstance(doc, Mapping):
         raise RecordFormatError(f"{where}: expected a JSON object, got {type(doc).__name__}")
     hints = _hints(cls)
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for f in dataclasses.fields(cls):
         if f.metadata.get(_SKIP) or not f.init:
             continue

@@ -9,9 +9,9 @@ runs and the clean-up of orphaned local Ray sessions. May import ``common``, ``s
 ``before_local_ray_start`` stops what a killed local Ray session left running.
 """
 
-from typing import Any
+import typing
 
-from sweep.errors import SpecError, close_matches
+from sweep import errors as _errors
 from sweep.executors._base import BatchOutcome, Executor
 from sweep.executors._local import LocalExecutor
 from sweep.executors._ray import RayExecutor
@@ -31,7 +31,7 @@ __all__ = [
 _KINDS = ("local", "ray")
 
 
-def make_executor(kind: str, **options: Any) -> Executor:
+def make_executor(kind: str, **options: typing.Any) -> Executor:
     """Return an executor by name.
 
     Parameters
@@ -50,7 +50,7 @@ def make_executor(kind: str, **options: Any) -> Executor:
         return LocalExecutor()
     if kind == "ray":
         return RayExecutor(address=options.get("address"), workers=options.get("workers"))
-    raise SpecError(
+    raise _errors.SpecError(
         f"--executor: expected 'auto', 'local' or 'ray', got {kind!r}"
-        + close_matches(kind, ("auto", *_KINDS))
+        + _errors.close_matches(kind, ("auto", *_KINDS))
     )
