@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator
 
 from sweep.errors import ExecutionError
-from sweep.executors import before_local_ray_start
+from sweep.executors._ray_orphans import before_local_ray_start
 from sweep.store._bench_results import ClusterInfo
 
 

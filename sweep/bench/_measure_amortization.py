@@ -27,7 +27,8 @@ from numpy.typing import NDArray
 from stats import fit_amortization
 from sweep.bench._workload import workload_indices
 from sweep.errors import USER_ERRORS
-from sweep.executors import RayExecutor, evaluate_on_worker
+from sweep.executors import RayExecutor
+from sweep.executors._task import evaluate_on_worker
 from sweep.plan._planner import PlannerSettings, plan_batches
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._bench_results import (

@@ -25,7 +25,7 @@ from stats import fit_usl
 from sweep.bench._workload import workload_indices
 from sweep.engine._evaluate import evaluate_batch
 from sweep.errors import USER_ERRORS
-from sweep.executors import evaluate_on_worker
+from sweep.executors._task import evaluate_on_worker
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._bench_results import FitFailed, ScalingPoint, ScalingResult, UslFit
 

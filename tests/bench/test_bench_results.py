@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from sweep.bench import write_bench
+from sweep.bench._io import write_bench
 from sweep.common._serial import RecordFormatError
 from sweep.store._bench_results import (
     FORMAT,

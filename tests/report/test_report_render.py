@@ -13,7 +13,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from sweep.bench import write_bench
+from sweep.bench._io import write_bench
 from sweep.report import build_report, write_report
 from sweep.store._bench_results import (
     AmortizationResult,
