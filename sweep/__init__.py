@@ -15,9 +15,7 @@ from sweep._version import ENGINE_VERSION
 
 _LAZY: dict[str, str] = {
     "Axis": "sweep.spec._grid",
-    "BatchPlan": "sweep.plan._planner",
     "BatchResult": "sweep.engine._evaluate",
-    "ExecutorChoice": "sweep.store._record",
     "Grid": "sweep.spec._grid",
     "MetricOptions": "sweep.spec._models",
     "Panel": "sweep.data._panels",
@@ -71,7 +69,7 @@ if typing.TYPE_CHECKING:
     )
     from sweep.engine._evaluate import BatchResult, evaluate_batch, results_schema
     from sweep.errors import SweepError
-    from sweep.plan._planner import BatchPlan, PlannerSettings
+    from sweep.plan._planner import PlannerSettings
     from sweep.plan._preflight import SweepPlan, plan_sweep
     from sweep.report._oos_selection import fold_table
     from sweep.runner._driver import RunSummary, run_sweep
@@ -80,7 +78,6 @@ if typing.TYPE_CHECKING:
     from sweep.spec._grid import Axis, Grid
     from sweep.spec._models import MetricOptions, SweepSpec, load_spec, spec_from_dict
     from sweep.spec._resolve import ResolvedSweep, resolve
-    from sweep.store._record import ExecutorChoice
     from sweep.store._results import load_results, results_hash, results_table
     from sweep.store._table_hash import table_hash
 
@@ -89,9 +86,7 @@ __version__ = ENGINE_VERSION
 __all__ = [
     "ENGINE_VERSION",
     "Axis",
-    "BatchPlan",
     "BatchResult",
-    "ExecutorChoice",
     "Grid",
     "MetricOptions",
     "Panel",

@@ -34,7 +34,7 @@ from sweep.errors import GridError, SpecError
 from sweep.executors import Executor
 from sweep.runner._driver import OnError, RunOptions, RunSettings, RunSummary, run_sweep
 from sweep.spec._grid import RESERVED_KEYS
-from sweep.spec._models import MetricOptions, spec_from_dict
+from sweep.spec._models import MetricOptions, build_spec
 from sweep.spec._provenance import DataOrigin, StrategyOrigin, strategy_origin
 from sweep.spec._resolve import (
     ResolvedSweep,
@@ -151,8 +151,8 @@ def python_grid(grid: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _as_panel(data: Any, layout: str, fill: str) -> tuple[Panel | None, dict[str, Any], str]:
-    """The panel (None: the spec loads it), the spec's ``data`` and what the data was."""
+def _as_panel(data: Any, layout: str, fill: str) -> tuple[Panel | None, Mapping[str, str], str]:
+    """The panel (None: the spec loads it), the spec's ``data`` fields and what the data was."""
     if data is None:
         return None, {"source": "synthetic"}, "synthetic"
     if isinstance(data, pd.DataFrame):
@@ -261,23 +261,18 @@ def run(
     """
     spec_name, obj, known = _strategy(strategy)
     layout, fill = options.get("layout", "auto"), options.get("fill", "none")
-    panel, data_doc, what = _as_panel(data, layout, fill)
-    metrics = options.get("metrics")
-    if isinstance(metrics, MetricOptions):
-        metrics = metrics.model_dump(mode="json")
-    doc: dict[str, Any] = {
-        "name": options.get("name") or _default_name(strategy),
-        "seed": options.get("seed", 0),
-        "data": data_doc,
-        "strategy": {"name": spec_name},
-        "grid": python_grid(grid),
-        "metrics": dict(metrics or {}),
-        "costs": dict(options.get("costs") or {}),
-    }
-    validation = options.get("validation")
-    if validation is not None:
-        doc["validation"] = dict(validation)
-    spec = spec_from_dict(doc, base_dir=Path.cwd())  # a relative data path: from here
+    panel, data_fields, what = _as_panel(data, layout, fill)
+    spec = build_spec(
+        name=options.get("name") or _default_name(strategy),
+        seed=options.get("seed", 0),
+        data=data_fields,
+        strategy=spec_name,
+        grid=python_grid(grid),
+        metrics=options.get("metrics"),
+        costs=options.get("costs"),
+        validation=options.get("validation"),
+        base_dir=Path.cwd(),  # a relative data path: from here
+    )
     if panel is None:
         sweep = resolve(spec, strategy=obj)
     elif what == "DataFrame":

@@ -36,8 +36,9 @@ from sweep.report._sections import (
 from sweep.report._step_progress import Steps
 from sweep.report._verdict import holds_out_of_sample
 from sweep.runner._driver import run_sweep
-from sweep.spec._models import spec_from_dict
+from sweep.spec._models import MetricOptions, SweepSpec, build_spec
 from sweep.spec._resolve import resolve
+from sweep.spec._validation_spec import ValidationSpec, WalkForwardSpec
 
 #: Daily volatility of each asset's noise.
 NOISE_VOL = 0.01
@@ -91,7 +92,7 @@ def calibration_panel(seed: int, edge: float = 0.0, n_days: int = 6000, n_assets
 
 
 #: The main job's walk-forward block, used with ``walk_forward=True``.
-WALK_FORWARD = {"train": "3y", "test": "6m", "purge": "5d"}
+WALK_FORWARD = WalkForwardSpec(train="3y", test="6m", purge="5d")
 
 
 def calibration_spec(
@@ -100,29 +101,27 @@ def calibration_spec(
     reps: int = 200,
     benchmark: str = "buy_and_hold",
     walk_forward: bool = False,
-) -> dict[str, Any]:
+) -> SweepSpec:
     """The spec every calibration panel is swept with (the main job's metrics).
 
     With ``walk_forward`` it has the main job's ``[validation] walk_forward`` block too, so
     the verdict's out-of-sample criterion is the walk-forward PSR instead of CSCV.
     """
-    doc: dict[str, Any] = {
-        "name": f"calibration-{grid}",
-        "seed": seed,
-        "data": {"source": "synthetic"},
-        "strategy": {"name": "momentum"},
-        "grid": GRIDS[grid],
-        "metrics": {
-            "benchmark": benchmark,
-            "bootstrap_reps": reps,
-            "block_length": 21,
-            "bootstrap_method": "circular",
-            "pbo_blocks": 16,
-        },
-    }
-    if walk_forward:
-        doc["validation"] = {"walk_forward": WALK_FORWARD}
-    return doc
+    return build_spec(
+        name=f"calibration-{grid}",
+        seed=seed,
+        data={"source": "synthetic"},
+        strategy="momentum",
+        grid=GRIDS[grid],
+        metrics=MetricOptions(
+            benchmark=benchmark,
+            bootstrap_reps=reps,
+            block_length=21,
+            bootstrap_method="circular",
+            pbo_blocks=16,
+        ),
+        validation=(ValidationSpec(walk_forward=WALK_FORWARD) if walk_forward else None),
+    )
 
 
 @dataclass(frozen=True)
@@ -156,16 +155,14 @@ class PanelOutcome:
     oos_holds: bool = False
 
 
-def judge_panel(
-    panel: Panel, spec: dict[str, Any], workdir: str | Path | None = None
-) -> PanelOutcome:
+def judge_panel(panel: Panel, spec: SweepSpec, workdir: str | Path | None = None) -> PanelOutcome:
     """Sweep one panel into a temporary run folder and return the report's verdict.
 
     Parameters
     ----------
     panel : Panel
         The prices.
-    spec : dict
+    spec : SweepSpec
         The sweep (see :func:`calibration_spec`).
     workdir : str or Path, optional
         Parent of the temporary run folder.
@@ -176,7 +173,7 @@ def judge_panel(
         The verdict and the numbers it was decided from. The report's dimensionality step
         (descriptive, not part of the verdict) is limited to 64 configs to save time.
     """
-    resolved = resolve(spec_from_dict(spec), panel)
+    resolved = resolve(spec, panel)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         run_sweep(resolved, Path(tmp) / "run", progress=False)
         run = load_run(Path(tmp) / "run")
@@ -214,7 +211,7 @@ def best_config_sharpe(
     annualised, so this measures the strength of the planted edge, not selection luck.
     """
     spec = calibration_spec(seed, grid, reps=0)
-    resolved = resolve(spec_from_dict(spec), calibration_panel(seed, edge, n_days))
+    resolved = resolve(spec, calibration_panel(seed, edge, n_days))
     with tempfile.TemporaryDirectory() as tmp:
         run_sweep(resolved, Path(tmp) / "run", progress=False)
         results = load_run(Path(tmp) / "run").results

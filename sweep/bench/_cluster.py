@@ -5,28 +5,29 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
 
 from sweep.errors import ExecutionError
-from sweep.executors import before_local_ray_start
+from sweep.executors._ray_orphans import before_local_ray_start
+from sweep.store._bench_results import ClusterInfo
 
 
-def describe_cluster() -> dict[str, Any]:
+def describe_cluster(address: str) -> ClusterInfo:
     """Nodes, CPUs and Ray version of the cluster this process is connected to."""
     import ray
 
     nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
-    return {
-        "nodes": len(nodes),
-        "cpus": int(ray.cluster_resources().get("CPU", 0)),  # type: ignore[no-untyped-call]
-        "node_addresses": sorted({str(n["NodeManagerAddress"]) for n in nodes}),
-        "ray_version": ray.__version__,
-        "driver_host_cpus": os.cpu_count(),
-    }
+    return ClusterInfo(
+        nodes=len(nodes),
+        cpus=int(ray.cluster_resources().get("CPU", 0)),  # type: ignore[no-untyped-call]
+        node_addresses=tuple(sorted({str(n["NodeManagerAddress"]) for n in nodes})),
+        ray_version=ray.__version__,
+        driver_host_cpus=os.cpu_count(),
+        address=address,
+    )
 
 
 @contextlib.contextmanager
-def ray_cluster(address: str | None = None, cpus: int | None = None) -> Iterator[dict[str, Any]]:
+def ray_cluster(address: str | None = None, cpus: int | None = None) -> Iterator[ClusterInfo]:
     """Use the connected Ray, else join ``address``, else start a local cluster.
 
     Parameters
@@ -38,8 +39,8 @@ def ray_cluster(address: str | None = None, cpus: int | None = None) -> Iterator
 
     Yields
     ------
-    dict
-        :func:`describe_cluster`, plus ``address`` (``"local"`` when started here).
+    ClusterInfo
+        :func:`describe_cluster`, with ``address`` ``"local"`` when started here.
     """
     import ray
 
@@ -56,7 +57,7 @@ def ray_cluster(address: str | None = None, cpus: int | None = None) -> Iterator
         owns = True
     try:
         where = address if address else ("local" if owns else "existing")
-        yield {**describe_cluster(), "address": where}
+        yield describe_cluster(where)
     finally:
         if owns:
             ray.shutdown()

@@ -15,6 +15,7 @@ planner's own estimate (its pilot batches and no-op probe) is measured to compar
 from __future__ import annotations
 
 import itertools
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -26,9 +27,22 @@ from numpy.typing import NDArray
 from stats import fit_amortization
 from sweep.bench._workload import workload_indices
 from sweep.errors import USER_ERRORS
-from sweep.executors import RayExecutor, evaluate_on_worker
+from sweep.executors import RayExecutor
+from sweep.executors._task import evaluate_on_worker
 from sweep.plan._planner import PlannerSettings, plan_batches
 from sweep.spec._resolve import ResolvedSweep
+from sweep.store._bench_results import (
+    AmortizationResult,
+    BatchTiming,
+    FitFailed,
+    LawFit,
+    PerCallTiming,
+    PlannerComparison,
+    PlannerFailed,
+    SingleCallTimes,
+    SpeedupPoint,
+)
+from sweep.store._record import Plan
 
 
 @dataclass(frozen=True)
@@ -103,38 +117,63 @@ def _stream(
     return services, wall
 
 
-def _planner_estimate(executor: RayExecutor, sweep: ResolvedSweep, n: int) -> dict[str, Any]:
+def _planner_estimate(executor: RayExecutor, sweep: ResolvedSweep, n: int) -> Plan | PlannerFailed:
     """The planner's plan for ``n`` configs on this cluster (or the error it raised)."""
     todo = np.arange(min(n, len(sweep.grid)), dtype=np.int64)
     try:
         plan, _ = plan_batches(executor, todo, None, lambda outcome: 0.0, PlannerSettings())
     except USER_ERRORS as exc:
-        return {"error": f"the planner failed: {exc}"}
-    return plan.to_dict()
+        return PlannerFailed(f"the planner failed: {exc}")
+    return plan
 
 
-def _fit(sizes: list[int], batched: list[dict[str, Any]], singles: list[float]) -> dict[str, Any]:
-    x = np.concatenate([np.full(len(row["seconds"]), float(row["batch"])) for row in batched])
-    y = np.array([s for row in batched for s in row["seconds"]])
+def _fit(batched: list[BatchTiming], singles: list[float]) -> LawFit | FitFailed:
+    x = np.concatenate([np.full(len(row.seconds), float(row.batch)) for row in batched])
+    y = np.array([s for row in batched for s in row.seconds])
     try:
         f = fit_amortization(x, y, per_call_seconds=np.array(singles))
     except USER_ERRORS as exc:
-        return {"available": False, "reason": str(exc)}
+        return FitFailed(reason=str(exc))
     law = f.law
-    return {
-        "available": True,
-        "overhead_seconds": f.overhead,
-        "per_config_seconds": f.marginal,
-        "per_call_config_seconds": f.per_call_marginal,
-        "r_squared": f.r_squared,
-        "ridge_batch": law.ridge,
-        "batch_for_90pct": law.batch_for_fraction(0.9),
-        "batch_for_99pct": law.batch_for_fraction(0.99),
-        "ceiling_speedup": law.ceiling,
-    }
+    return LawFit(
+        overhead_seconds=f.overhead,
+        per_config_seconds=f.marginal,
+        per_call_config_seconds=f.per_call_marginal,
+        r_squared=f.r_squared,
+        ridge_batch=law.ridge,
+        batch_for_90pct=law.batch_for_fraction(0.9),
+        batch_for_99pct=law.batch_for_fraction(0.99),
+        ceiling_speedup=law.ceiling,
+    )
 
 
-def measure_amortization(sweep: ResolvedSweep, settings: AmortizationSettings) -> dict[str, Any]:
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _comparison(
+    planner: Plan | PlannerFailed | None, fit: LawFit | FitFailed
+) -> PlannerComparison | None:
+    """Planner over fit, when the planner measured an O and the law was fitted."""
+    if not isinstance(planner, Plan) or not isinstance(fit, LawFit):
+        return None
+    o_plan = _finite(planner.overhead_seconds)
+    if not o_plan or fit.overhead_seconds is None or fit.per_config_seconds is None:
+        return None
+    b_plan = _finite(planner.per_config_seconds)
+    return PlannerComparison(
+        overhead_planner_over_fit=(
+            o_plan / fit.overhead_seconds if fit.overhead_seconds > 0 else None
+        ),
+        per_config_planner_over_fit=None if b_plan is None else b_plan / fit.per_config_seconds,
+        law_batch_planner=_finite(planner.law_batch),
+        law_batch_fit=fit.batch_for_99pct,
+    )
+
+
+def measure_amortization(
+    sweep: ResolvedSweep, settings: AmortizationSettings
+) -> AmortizationResult:
     """Measure per-call and batched task times on one worker and fit the amortization law.
 
     Parameters
@@ -146,7 +185,7 @@ def measure_amortization(sweep: ResolvedSweep, settings: AmortizationSettings) -
 
     Returns
     -------
-    dict
+    AmortizationResult
         ``batched`` (service seconds of each timed task per B, their median) and
         ``per_call`` (sum of B single-config task times) per B, ``speedup`` measured per B,
         ``fit`` (O, b, a, R², ridge O/b, B*(0.9), B*(0.99), ceiling), ``planner`` (its
@@ -161,20 +200,20 @@ def measure_amortization(sweep: ResolvedSweep, settings: AmortizationSettings) -
     task = _exclusive_task()
     sweep_ref = ray.put(sweep)
     _stream(task, sweep_ref, [pool[:1], pool])  # warm-up: worker start, imports, JIT
-    batched: list[dict[str, Any]] = []
+    batched: list[BatchTiming] = []
     for b in sizes:
         services, wall = _stream(task, sweep_ref, [pool[:b]] * (settings.reps + 1))
         batched.append(
-            {
-                "batch": b,
-                "seconds": services,
-                "median": float(statistics.median(services)),
-                "stream_wall_seconds": wall,
-            }
+            BatchTiming(
+                batch=b,
+                seconds=tuple(services),
+                median=float(statistics.median(services)),
+                stream_wall_seconds=wall,
+            )
         )
     singles, _ = _stream(task, sweep_ref, [pool[i : i + 1] for i in range(max(top, 2) + 1)])
     del sweep_ref
-    planner = None
+    planner: Plan | PlannerFailed | None = None
     if settings.planner_configs:
         executor = RayExecutor()  # every worker, as a sweep on this cluster would plan
         executor.start(sweep)
@@ -182,39 +221,25 @@ def measure_amortization(sweep: ResolvedSweep, settings: AmortizationSettings) -
             planner = _planner_estimate(executor, sweep, settings.planner_configs)
         finally:
             executor.close()
-    per_call: list[dict[str, Any]] = [
-        {"batch": b, "seconds": float(sum(singles[:b]))} for b in sizes
-    ]
-    speedup = [
-        {"batch": b, "speedup": pc["seconds"] / bt["median"]}
+    per_call = [PerCallTiming(b, float(sum(singles[:b]))) for b in sizes]
+    speedup = tuple(
+        SpeedupPoint(b, pc.seconds / bt.median)
         for b, pc, bt in zip(sizes, per_call, batched, strict=True)
-    ]
-    fit = _fit(sizes, batched, singles)
-    comparison = None
-    if planner is not None and fit["available"] and planner.get("overhead_seconds"):
-        comparison = {
-            "overhead_planner_over_fit": planner["overhead_seconds"] / fit["overhead_seconds"]
-            if fit["overhead_seconds"] > 0
-            else None,
-            "per_config_planner_over_fit": planner["per_config_seconds"]
-            / fit["per_config_seconds"],
-            "law_batch_planner": planner.get("law_batch"),
-            "law_batch_fit": fit["batch_for_99pct"],
-        }
-    return {
-        "kind": "amortization",
-        "workers": 1,
-        "reps": settings.reps,
-        "batch_sizes": sizes,
-        "method": "one task at a time on the driver's node, streamed two in flight as a "
+    )
+    fit = _fit(batched, singles)
+    return AmortizationResult(
+        workers=1,
+        reps=settings.reps,
+        batch_sizes=tuple(sizes),
+        method="one task at a time on the driver's node, streamed two in flight as a "
         "sweep streams to a worker; task time = service time (end - max(submit, previous "
         "end)), first task of each stream dropped; batched: reps tasks of B configs; per "
         "call: single-config tasks",
-        "batched": batched,
-        "per_call": per_call,
-        "per_call_single": {"median": float(statistics.median(singles)), "tasks": len(singles)},
-        "speedup": speedup,
-        "fit": fit,
-        "planner": planner,
-        "comparison": comparison,
-    }
+        batched=tuple(batched),
+        per_call=tuple(per_call),
+        per_call_single=SingleCallTimes(float(statistics.median(singles)), len(singles)),
+        speedup=speedup,
+        fit=fit,
+        planner=planner,
+        comparison=_comparison(planner, fit),
+    )

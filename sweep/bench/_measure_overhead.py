@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from sweep.engine._evaluate import evaluate_batch
 from sweep.executors import RayExecutor
 from sweep.spec._resolve import ResolvedSweep
+from sweep.store._bench_results import OverheadPoint, OverheadResult
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class OverheadSettings:
     workers: int | None = None
 
 
-def measure_overhead(sweep: ResolvedSweep, settings: OverheadSettings) -> dict[str, Any]:
+def measure_overhead(sweep: ResolvedSweep, settings: OverheadSettings) -> OverheadResult:
     """Measure the per-task overhead on the connected Ray cluster.
 
     Parameters
@@ -45,7 +45,7 @@ def measure_overhead(sweep: ResolvedSweep, settings: OverheadSettings) -> dict[s
 
     Returns
     -------
-    dict
+    OverheadResult
         ``points``: per payload the median O (worker-seconds per task, from
         :meth:`sweep.executors._ray.RayExecutor.measure_overhead`, one round at a time) and
         every round; ``overhead_seconds``: O at the first payload; ``per_byte_seconds``: the
@@ -59,26 +59,25 @@ def measure_overhead(sweep: ResolvedSweep, settings: OverheadSettings) -> dict[s
         for size in settings.payload_bytes:
             rounds = [executor.measure_overhead(size, rounds=1) for _ in range(settings.rounds)]
             points.append(
-                {
-                    "payload_bytes": int(size),
-                    "overhead_seconds": float(statistics.median(rounds)),
-                    "rounds": rounds,
-                }
+                OverheadPoint(
+                    payload_bytes=int(size),
+                    overhead_seconds=float(statistics.median(rounds)),
+                    rounds=tuple(rounds),
+                )
             )
         workers = executor.workers
     finally:
         executor.close()
-    sizes = np.array([p["payload_bytes"] for p in points], dtype=np.float64)
-    seconds = np.array([p["overhead_seconds"] for p in points])
+    sizes = np.array([p.payload_bytes for p in points], dtype=np.float64)
+    seconds = np.array([p.overhead_seconds for p in points])
     slope = float(np.polyfit(sizes, seconds, 1)[0]) if np.unique(sizes).size >= 2 else None
-    return {
-        "kind": "overhead",
-        "workers": workers,
-        "rounds": settings.rounds,
-        "method": "no-op tasks returning the payload, 8 per worker submitted at once; "
+    return OverheadResult(
+        workers=workers,
+        rounds=settings.rounds,
+        method="no-op tasks returning the payload, 8 per worker submitted at once; "
         "O = workers * elapsed / tasks per round (RayExecutor.measure_overhead)",
-        "points": points,
-        "overhead_seconds": points[0]["overhead_seconds"] if points else None,
-        "per_byte_seconds": slope,
-        "result_bytes_per_config": int(one.table.nbytes),
-    }
+        points=tuple(points),
+        overhead_seconds=points[0].overhead_seconds if points else None,
+        per_byte_seconds=slope,
+        result_bytes_per_config=int(one.table.nbytes),
+    )

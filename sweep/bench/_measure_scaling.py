@@ -25,8 +25,9 @@ from stats import fit_usl
 from sweep.bench._workload import workload_indices
 from sweep.engine._evaluate import evaluate_batch
 from sweep.errors import USER_ERRORS
-from sweep.executors import evaluate_on_worker
+from sweep.executors._task import evaluate_on_worker
 from sweep.spec._resolve import ResolvedSweep
+from sweep.store._bench_results import FitFailed, ScalingPoint, ScalingResult, UslFit
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def _run_limited(
     return time.perf_counter() - start, len(workers)
 
 
-def measure_scaling(sweep: ResolvedSweep, settings: ScalingSettings) -> dict[str, Any]:
+def measure_scaling(sweep: ResolvedSweep, settings: ScalingSettings) -> ScalingResult:
     """Measure throughput at p = 1..P workers on the connected Ray cluster and fit the USL.
 
     Parameters
@@ -100,7 +101,7 @@ def measure_scaling(sweep: ResolvedSweep, settings: ScalingSettings) -> dict[str
 
     Returns
     -------
-    dict
+    ScalingResult
         ``points`` (per p: wall seconds of each round, median throughput in configs/s),
         ``fit`` (sigma, kappa, gamma, p*, peak throughput, R²) and the workload.
     """
@@ -123,43 +124,41 @@ def measure_scaling(sweep: ResolvedSweep, settings: ScalingSettings) -> dict[str
         runs = [_run_limited(task, sweep_ref, batches, p) for _ in range(settings.rounds)]
         walls = [w for w, _ in runs]
         points.append(
-            {
-                "workers": p,
-                "processes": max(n for _, n in runs),
-                "seconds": walls,
-                "throughput": len(pool) / float(statistics.median(walls)),
-            }
+            ScalingPoint(
+                workers=p,
+                processes=max(n for _, n in runs),
+                seconds=tuple(walls),
+                throughput=len(pool) / float(statistics.median(walls)),
+            )
         )
-    fit: dict[str, Any]
+    fit: UslFit | FitFailed
     try:
         f = fit_usl(
-            np.array([pt["workers"] for pt in points], dtype=np.float64),
-            np.array([pt["throughput"] for pt in points]),
+            np.array([pt.workers for pt in points], dtype=np.float64),
+            np.array([pt.throughput for pt in points]),
             gamma="fixed",
         )
-        fit = {
-            "available": True,
-            "sigma": f.sigma,
-            "kappa": f.kappa,
-            "gamma": f.gamma,
-            "peak_workers": f.peak_workers,
-            "peak_throughput": f.peak_throughput,
-            "r_squared": f.r_squared,
-        }
+        fit = UslFit(
+            sigma=f.sigma,
+            kappa=f.kappa,
+            gamma=f.gamma,
+            peak_workers=f.peak_workers,
+            peak_throughput=f.peak_throughput,
+            r_squared=f.r_squared,
+        )
     except USER_ERRORS as exc:
-        fit = {"available": False, "reason": str(exc)}
-    return {
-        "kind": "scaling",
-        "cluster_cpus": cpus,
-        "max_workers": top,
-        "cpus_per_task": share,
-        "batch_size": settings.batch_size,
-        "tasks": n_tasks,
-        "configs": len(pool),
-        "rounds": settings.rounds,
-        "warm_workers": len(set(pids)),
-        "method": "fixed workload; at most p tasks in flight; throughput = configs / median "
+        fit = FitFailed(reason=str(exc))
+    return ScalingResult(
+        cluster_cpus=cpus,
+        max_workers=top,
+        cpus_per_task=share,
+        batch_size=settings.batch_size,
+        tasks=n_tasks,
+        configs=len(pool),
+        rounds=settings.rounds,
+        warm_workers=len(set(pids)),
+        method="fixed workload; at most p tasks in flight; throughput = configs / median "
         "wall seconds over rounds",
-        "points": points,
-        "fit": fit,
-    }
+        points=tuple(points),
+        fit=fit,
+    )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +18,24 @@ from sweep.bench._measure_overhead import OverheadSettings, measure_overhead
 from sweep.bench._measure_scaling import ScalingSettings, measure_scaling
 from sweep.bench._workload import bench_sweep
 from sweep.errors import SweepError, close_matches
-from sweep.store._bench_results import BENCH_KINDS, DEFAULT_BENCH_DIR
-
-#: Where ``sweep bench`` writes and ``sweep report`` looks last.
+from sweep.store._bench_results import (
+    BENCH_KINDS,
+    DEFAULT_BENCH_DIR,
+    AmortizationResult,
+    BenchResult,
+    LawFit,
+    OverheadResult,
+    PlannerFailed,
+    UslFit,
+)
+from sweep.store._record import Plan
 
 
 @dataclass(frozen=True)
 class BenchOutcome:
     """A finished benchmark: its result and the files written."""
 
-    result: dict[str, Any]
+    result: BenchResult
     files: dict[str, Path]
 
 
@@ -82,6 +91,7 @@ def run_bench(
         top = workers or max(3, 2 * (os.cpu_count() or 1))
         local_cpus = top
     with ray_cluster(address, local_cpus) as cluster:
+        result: BenchResult
         if kind == "overhead":
             s = settings if isinstance(settings, OverheadSettings) else OverheadSettings()
             if workers is not None:
@@ -95,7 +105,7 @@ def run_bench(
             if top is not None:
                 c = ScalingSettings(top, c.batch_size, c.tasks, c.rounds, c.seed)
             result = measure_scaling(sweep, c)
-    result = {**result, "cluster": cluster, "spec": source}
+    result = replace(result, cluster=cluster, spec=source)
     return BenchOutcome(result, write_bench(result, out))
 
 
@@ -103,7 +113,7 @@ def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{1e3 * seconds:.3g} ms"
 
 
-def bench_table(result: dict[str, Any]) -> Table:
+def bench_table(result: BenchResult) -> Table:
     """A rich table summarising a benchmark result (its caption is plain text, not markup)."""
     table = _bench_table(result)
     if isinstance(table.caption, str):  # may quote an error message
@@ -111,53 +121,54 @@ def bench_table(result: dict[str, Any]) -> Table:
     return table
 
 
-def _bench_table(result: dict[str, Any]) -> Table:
-    kind = result["kind"]
-    if kind == "overhead":
+def _f(value: float | None, spec: str) -> str:
+    """``value`` formatted as ``spec`` (None, a null in the file, as Python prints it)."""
+    return format(value, spec) if value is not None else format(None)
+
+
+def _bench_table(result: BenchResult) -> Table:
+    if isinstance(result, OverheadResult):
         table = Table("payload (bytes)", "O per task (median)", "rounds", title="per-task overhead")
-        for p in result["points"]:
-            table.add_row(
-                f"{p['payload_bytes']:,}", _ms(p["overhead_seconds"]), str(len(p["rounds"]))
-            )
+        for p in result.points:
+            table.add_row(f"{p.payload_bytes:,}", _ms(p.overhead_seconds), str(len(p.rounds)))
         return table
-    if kind == "amortization":
+    if isinstance(result, AmortizationResult):
         table = Table("B", "batched (median)", "per call (sum)", "S(B)", title="amortization")
-        for row, pc, sp in zip(
-            result["batched"], result["per_call"], result["speedup"], strict=True
-        ):
-            table.add_row(
-                str(row["batch"]), _ms(row["median"]), _ms(pc["seconds"]), f"{sp['speedup']:.2f}"
-            )
-        fit = result["fit"]
-        if fit["available"]:
+        for row, pc, sp in zip(result.batched, result.per_call, result.speedup, strict=True):
+            table.add_row(str(row.batch), _ms(row.median), _ms(pc.seconds), f"{sp.speedup:.2f}")
+        fit = result.fit
+        if isinstance(fit, LawFit):
             table.caption = (
-                f"fit: O = {_ms(fit['overhead_seconds'])}, b = {_ms(fit['per_config_seconds'])}, "
-                f"R² = {fit['r_squared']:.3f}, ridge O/b = {fit['ridge_batch']:.1f}, "
-                f"B*(0.9) = {fit['batch_for_90pct']:.0f}, B*(0.99) = {fit['batch_for_99pct']:.0f}"
+                f"fit: O = {_ms(fit.overhead_seconds)}, b = {_ms(fit.per_config_seconds)}, "
+                f"R² = {_f(fit.r_squared, '.3f')}, ridge O/b = {_f(fit.ridge_batch, '.1f')}, "
+                f"B*(0.9) = {_f(fit.batch_for_90pct, '.0f')}, "
+                f"B*(0.99) = {_f(fit.batch_for_99pct, '.0f')}"
             )
-            planner = result.get("planner") or {}
-            if planner.get("error"):
-                table.caption += f"; {planner['error']}"
-            elif planner.get("overhead_seconds") is not None:
+            planner = result.planner
+            if isinstance(planner, PlannerFailed) and planner.error:
+                table.caption += f"; {planner.error}"
+            elif isinstance(planner, Plan) and math.isfinite(planner.overhead_seconds):
                 table.caption += (
-                    f"; planner: O = {_ms(planner['overhead_seconds'])}, "
-                    f"b = {_ms(planner['per_config_seconds'])}, B*(0.99) = "
-                    f"{planner['law_batch']:.0f}"
+                    f"; planner: O = {_ms(planner.overhead_seconds)}, "
+                    f"b = {_ms(_finite(planner.per_config_seconds))}, B*(0.99) = "
+                    f"{_f(_finite(planner.law_batch), '.0f')}"
                 )
         else:
-            table.caption = f"no fit: {fit['reason']}"
+            table.caption = f"no fit: {fit.reason}"
         return table
     table = Table("workers p", "throughput (configs/s)", "wall (median)", title="scaling")
-    for p in result["points"]:
-        walls = sorted(p["seconds"])
-        table.add_row(
-            str(p["workers"]), f"{p['throughput']:,.0f}", f"{walls[len(walls) // 2]:.3f} s"
-        )
-    fit = result["fit"]
+    for pt in result.points:
+        walls = sorted(pt.seconds)
+        table.add_row(str(pt.workers), f"{pt.throughput:,.0f}", f"{walls[len(walls) // 2]:.3f} s")
+    usl = result.fit
     table.caption = (
-        f"USL: σ = {fit['sigma']:.4f}, κ = {fit['kappa']:.5f}, p* = {fit['peak_workers']:.1f}, "
-        f"R² = {fit['r_squared']:.3f}"
-        if fit["available"]
-        else f"no USL fit: {fit['reason']}"
+        f"USL: σ = {_f(usl.sigma, '.4f')}, κ = {_f(usl.kappa, '.5f')}, "
+        f"p* = {_f(usl.peak_workers, '.1f')}, R² = {_f(usl.r_squared, '.3f')}"
+        if isinstance(usl, UslFit)
+        else f"no USL fit: {usl.reason}"
     )
     return table
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

@@ -844,8 +844,8 @@ def _fields(lines: list[str], indent: int = 13) -> str:
 
 def _plan_lines(found: SweepPlan) -> list[str]:
     """``sweep plan`` on screen: the grid, the measurements, the crossover and the choice."""
-    axes = " x ".join(f"{name} {size}" for name, size in found.axes)
-    product = math.prod(size for _, size in found.axes)
+    axes = " x ".join(f"{a.name} {a.size}" for a in found.axes)
+    product = math.prod(a.size for a in found.axes)
     if product != found.configs:
         axes += f": {product:,} combinations before zip groups and constraints"
     local = found.local
@@ -858,7 +858,7 @@ def _plan_lines(found: SweepPlan) -> list[str]:
     if ray is None:
         lines.append(f"Ray:         {found.ray_note}")
     else:
-        where = ray.describe.get("address", "")
+        where = ray.describe.address or ""
         lines.append(
             f"Ray:         {ray.workers} workers ({where} cluster), start-up "
             f"{_ms(ray.startup_seconds)}, b {_ms(ray.per_config_seconds)} per config, "

@@ -1,19 +1,26 @@
-"""report.json as the serialisation of the report's frozen dataclasses, and the way back.
+"""The one serialisation of the engine's frozen records: to JSON, and the way back.
 
-One rule each way. :func:`to_json` writes a dataclass as a JSON object whose keys are its
-fields in declaration order; :func:`from_json` reads such an object back into the typed
-record, guided by the field annotations. A field's ``metadata`` may say:
+One rule each way, for report.json, the run record (``manifest.json``), ``sweep status``,
+``sweep verify`` and ``sweep plan --json``. :func:`to_json` writes a dataclass as a JSON
+object whose keys are its fields in declaration order; :func:`from_json` reads such an object
+back into the typed record, guided by the field annotations. A field's ``metadata`` may say:
 
 ``omit_none``
-    leave the key out while the value is None (keys a section has only in some cases);
+    leave the key out while the value is None (keys a record has only in some cases);
 ``flatten``
     write the nested record's keys into the parent object (and read them from it);
 ``skip``
     not part of the JSON (the field's default is used when reading).
 
+A field with ``init=False`` (a constant such as a format name) is written but not read.
+
 A union of records (``Available | Unavailable``) is read as the first member whose required
-keys are present and whose ``Literal`` fields (``available``) match. Classes of the run record
-(:mod:`sweep.store._record`) serialise with their own ``to_json`` / ``from_json``.
+keys are present and whose ``Literal`` fields (``available``) match.
+
+A record that derives from :class:`JSONRecord` gets the rule as methods: ``record.to_json()``
+(strict JSON: NaN and infinities as null, ready for ``json.dumps``) and
+``Record.from_json(doc)``. A record that defines its own ``to_json`` / ``from_json`` (a format
+that needs it; each says why in a comment) is written and read with those.
 """
 
 from __future__ import annotations
@@ -24,10 +31,11 @@ import types
 import typing
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, Literal, Self, TypeVar, Union, get_args, get_origin
 
 import numpy as np
 
+from sweep.common._jsonable import to_jsonable
 from sweep.errors import SweepError
 
 T = TypeVar("T")
@@ -41,18 +49,48 @@ SKIPPED: Mapping[str, bool] = {"skip": True}
 _OMIT, _FLATTEN, _SKIP = "omit_none", "flatten", "skip"
 
 
-class ReportFormatError(SweepError):
-    """A report.json that does not match the report's typed sections."""
+class RecordFormatError(SweepError):
+    """A JSON document that does not match the typed record it is read as (naming where)."""
+
+
+def _hand_written(cls: type, name: str) -> bool:
+    """Whether ``cls`` has its own ``to_json`` / ``from_json`` (not :class:`JSONRecord`'s)."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return klass is not JSONRecord
+    return False
+
+
+class JSONRecord:
+    """Base of a frozen record serialised by this module's rule, as methods.
+
+    ``to_json()`` is :func:`to_json` with non-finite floats written as null (strict JSON);
+    ``from_json(doc)`` is :func:`from_json` (a null ``float`` field reads as NaN).
+    """
+
+    __slots__ = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The record's JSON object (strict: NaN and infinities as null)."""
+        doc = to_jsonable(to_json(self))
+        if not isinstance(doc, dict):  # pragma: no cover - a dataclass is written as an object
+            raise TypeError(f"{type(self).__name__} is not written as a JSON object")
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: Any, where: str | None = None) -> Self:
+        """Read the record from its JSON object (:class:`RecordFormatError` naming where)."""
+        return from_json(cls, doc, cls.__name__ if where is None else where)
 
 
 def to_json(value: Any) -> Any:
-    """The JSON form of a report value (floats as they are: NaN is written as null later).
+    """The JSON form of a value (floats as they are: NaN is written as null when dumped).
 
     Parameters
     ----------
     value : object
-        A report dataclass, a run-record class with ``to_json``, a mapping, a tuple or list,
-        a numpy array or scalar, or a plain JSON value.
+        A dataclass (written by its own ``to_json`` where it has one), a mapping, a tuple or
+        list, a numpy array or scalar, or a plain JSON value.
 
     Returns
     -------
@@ -60,9 +98,9 @@ def to_json(value: Any) -> Any:
         Built from dict, list, str, int, float, bool and None.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if hasattr(value, "to_json"):
-            return to_json(value.to_json())
-        out: dict[str, Any] = {}
+        if _hand_written(type(value), "to_json"):
+            return to_json(typing.cast(Any, value).to_json())
+        out: dict[str, object] = {}
         for f in dataclasses.fields(value):
             item = getattr(value, f.name)
             if f.metadata.get(_SKIP) or (item is None and f.metadata.get(_OMIT)):
@@ -84,7 +122,7 @@ def to_json(value: Any) -> Any:
 
 
 @cache
-def _hints(cls: Any) -> dict[str, Any]:
+def _hints(cls: Any) -> dict[str, object]:
     return typing.get_type_hints(cls)
 
 
@@ -95,6 +133,7 @@ def _required(cls: Any) -> list[dataclasses.Field[Any]]:
         if f.default is dataclasses.MISSING
         and f.default_factory is dataclasses.MISSING
         and not f.metadata.get(_SKIP)
+        and f.init
     ]
 
 
@@ -102,7 +141,7 @@ def _accepts(cls: Any, doc: Any) -> bool:
     """Whether ``doc`` can be read as ``cls``: its required keys and its Literal values."""
     if not isinstance(doc, Mapping):
         return False
-    if hasattr(cls, "from_json"):
+    if _hand_written(cls, "from_json"):
         return True
     hints = _hints(cls)
     for f in dataclasses.fields(cls):
@@ -115,14 +154,14 @@ def _accepts(cls: Any, doc: Any) -> bool:
 
 
 def _read_record(cls: Any, doc: Any, where: str) -> Any:
-    if hasattr(cls, "from_json"):
+    if _hand_written(cls, "from_json"):
         return cls.from_json(doc)
     if not isinstance(doc, Mapping):
-        raise ReportFormatError(f"{where}: expected a JSON object, got {type(doc).__name__}")
+        raise RecordFormatError(f"{where}: expected a JSON object, got {type(doc).__name__}")
     hints = _hints(cls)
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for f in dataclasses.fields(cls):
-        if f.metadata.get(_SKIP):
+        if f.metadata.get(_SKIP) or not f.init:
             continue
         tp = hints[f.name]
         if f.metadata.get(_FLATTEN):
@@ -133,7 +172,7 @@ def _read_record(cls: Any, doc: Any, where: str) -> Any:
         elif f.name in doc:
             kwargs[f.name] = _read(tp, doc[f.name], f"{where}.{f.name}")
         elif f in _required(cls):
-            raise ReportFormatError(f"{where}: missing key {f.name!r}")
+            raise RecordFormatError(f"{where}: missing key {f.name!r}")
     return cls(**kwargs)
 
 
@@ -149,7 +188,7 @@ def _read_union(args: tuple[Any, ...], value: Any, where: str) -> Any:
             if _accepts(m, value):
                 return _read_record(m, value, where)
         names = " | ".join(m.__name__ for m in records)
-        raise ReportFormatError(f"{where}: the object matches none of {names}")
+        raise RecordFormatError(f"{where}: the object matches none of {names}")
     for m in members:  # plain values (a parameter may be int, float, str or bool)
         if isinstance(value, m) and not (m is int and isinstance(value, bool)):
             return value
@@ -158,11 +197,11 @@ def _read_union(args: tuple[Any, ...], value: Any, where: str) -> Any:
 
 def _read_array(tp: Any, value: Any, where: str) -> Any:
     if not isinstance(value, list | tuple):
-        raise ReportFormatError(f"{where}: expected a JSON array, got {type(value).__name__}")
+        raise RecordFormatError(f"{where}: expected a JSON array, got {type(value).__name__}")
     args = get_args(tp)
     if get_origin(tp) is tuple and args and args[-1] is not Ellipsis:
         if len(args) != len(value):
-            raise ReportFormatError(f"{where}: expected {len(args)} items, got {len(value)}")
+            raise RecordFormatError(f"{where}: expected {len(args)} items, got {len(value)}")
         return tuple(
             _read(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True))
         )
@@ -173,7 +212,7 @@ def _read_array(tp: Any, value: Any, where: str) -> Any:
 
 def _read_object(tp: Any, value: Any, where: str) -> Any:
     if not isinstance(value, Mapping):
-        raise ReportFormatError(f"{where}: expected a JSON object, got {type(value).__name__}")
+        raise RecordFormatError(f"{where}: expected a JSON object, got {type(value).__name__}")
     item = get_args(tp)[1] if get_args(tp) else Any
     return {str(k): _read(item, v, f"{where}.{k}") for k, v in value.items()}
 
@@ -185,7 +224,7 @@ def _read_plain(tp: Any, value: Any, where: str) -> Any:
         return None
     if tp in (int, str, bool) and isinstance(value, tp):
         return value
-    raise ReportFormatError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {value!r}")
+    raise RecordFormatError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {value!r}")
 
 
 def _read(tp: Any, value: Any, where: str) -> Any:
@@ -197,7 +236,7 @@ def _read(tp: Any, value: Any, where: str) -> Any:
         return _read_union(get_args(tp), value, where)
     if origin is Literal:
         if value not in get_args(tp):
-            raise ReportFormatError(f"{where}: expected one of {get_args(tp)}, got {value!r}")
+            raise RecordFormatError(f"{where}: expected one of {get_args(tp)}, got {value!r}")
         return value
     if dataclasses.is_dataclass(tp):
         return _read_record(tp, value, where)
@@ -214,7 +253,7 @@ def from_json(cls: type[T], doc: Any, where: str = "report.json") -> T:
     Parameters
     ----------
     cls : type
-        A report dataclass (or a union member chosen by the caller).
+        A record dataclass (or a union member chosen by the caller).
     doc : object
         The parsed JSON.
     where : str
@@ -227,7 +266,7 @@ def from_json(cls: type[T], doc: Any, where: str = "report.json") -> T:
 
     Raises
     ------
-    ReportFormatError
+    RecordFormatError
         When a key is missing or a value has the wrong JSON type (naming where).
     """
     return typing.cast(T, _read(cls, doc, where))

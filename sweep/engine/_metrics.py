@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -96,7 +95,9 @@ class ConfigMetrics:
     fold_values: NDArray[np.float64] | None = None
 
 
-def _moment_columns(prefix: str, moments: ReturnMoments, ppy: float) -> dict[str, Any]:
+def _moment_columns(
+    prefix: str, moments: ReturnMoments, ppy: float
+) -> dict[str, NDArray[np.float64]]:
     return {
         f"{prefix}mean": moments.mean,
         f"{prefix}std": moments.std,

@@ -4,9 +4,10 @@ Owns the :class:`Executor` protocol, the in-process and Ray executors, the task 
 runs and the clean-up of orphaned local Ray sessions. May import ``common``, ``spec``,
 ``store`` and ``engine``; never ``plan``, ``runner``, ``report``, ``bench`` or the CLI.
 
-``evaluate_on_worker`` is the task every Ray worker runs (one batch and the worker's timing);
-``RayExecutor`` and ``LocalExecutor`` import Ray only when started;
-``before_local_ray_start`` stops what a killed local Ray session left running.
+``RayExecutor`` and ``LocalExecutor`` import Ray only when started. Inside the engine,
+``_task.evaluate_on_worker`` is the task every Ray worker runs (one batch and the worker's
+timing) and ``_ray_orphans.before_local_ray_start`` stops what a killed local Ray session
+left running.
 """
 
 import typing
@@ -15,16 +16,12 @@ from sweep import errors as _errors
 from sweep.executors._base import BatchOutcome, Executor
 from sweep.executors._local import LocalExecutor
 from sweep.executors._ray import RayExecutor
-from sweep.executors._ray_orphans import before_local_ray_start
-from sweep.executors._task import evaluate_on_worker
 
 __all__ = [
     "BatchOutcome",
     "Executor",
     "LocalExecutor",
     "RayExecutor",
-    "before_local_ray_start",
-    "evaluate_on_worker",
     "make_executor",
 ]
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from sweep.engine._evaluate import BatchResult
 from sweep.spec._resolve import ResolvedSweep
-from sweep.store._record import TaskTelemetry
+from sweep.store._record import ExecutorInfo, TaskTelemetry
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,8 @@ class Executor(Protocol):
         """Number of batches that can run at once."""
         ...
 
-    def describe(self) -> dict[str, Any]:
-        """JSON-ready description: kind, workers, nodes, address."""
+    def describe(self) -> ExecutorInfo:
+        """What it is: kind, workers, nodes, address (recorded with each session)."""
         ...
 
     def measure_overhead(self, result_bytes: int) -> float:

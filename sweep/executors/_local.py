@@ -5,7 +5,6 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,7 +12,7 @@ from numpy.typing import NDArray
 from sweep.engine._evaluate import evaluate_batch
 from sweep.executors._base import BatchOutcome
 from sweep.spec._resolve import ResolvedSweep
-from sweep.store._record import TaskTelemetry, WorkerTiming
+from sweep.store._record import ExecutorInfo, TaskTelemetry, WorkerTiming
 
 
 class LocalExecutor:
@@ -33,9 +32,9 @@ class LocalExecutor:
         """One batch at a time."""
         return 1
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ExecutorInfo:
         """Kind, one worker, this host."""
-        return {"kind": self.name, "workers": 1, "nodes": 1, "host": socket.gethostname()}
+        return ExecutorInfo(kind=self.name, workers=1, nodes=1, host=socket.gethostname())
 
     def measure_overhead(self, result_bytes: int) -> float:
         """An in-process call has no transport; the overhead is the call itself (~µs)."""

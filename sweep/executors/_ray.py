@@ -23,7 +23,7 @@ from sweep.executors._base import BatchOutcome
 from sweep.executors._ray_orphans import before_local_ray_start
 from sweep.executors._task import evaluate_on_worker
 from sweep.spec._resolve import ResolvedSweep
-from sweep.store._record import TaskTelemetry
+from sweep.store._record import ExecutorInfo, TaskTelemetry
 
 #: Ray retries a task this many times when its worker or node dies.
 MAX_RETRIES = 5
@@ -105,19 +105,19 @@ class RayExecutor:
         """CPUs available to the sweep."""
         return self._workers
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ExecutorInfo:
         """Kind, workers, nodes and address."""
         import ray
 
         nodes = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]
-        return {
-            "kind": self.name,
-            "workers": self._workers,
-            "nodes": len(nodes),
-            "node_addresses": sorted({n["NodeManagerAddress"] for n in nodes}),
-            "address": self.address or ("local" if self._owns_ray else "existing"),
-            "ray_version": ray.__version__,
-        }
+        return ExecutorInfo(
+            kind=self.name,
+            workers=self._workers,
+            nodes=len(nodes),
+            node_addresses=tuple(sorted({str(n["NodeManagerAddress"]) for n in nodes})),
+            address=self.address or ("local" if self._owns_ray else "existing"),
+            ray_version=ray.__version__,
+        )
 
     def measure_overhead(self, result_bytes: int, rounds: int = 3) -> float:
         """Per-task overhead O (worker-seconds): pipelined no-ops returning ``result_bytes``.

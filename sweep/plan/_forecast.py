@@ -22,9 +22,10 @@ in-process one.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from stats import AmortizationLaw
+from sweep.common._serial import JSONRecord
 from sweep.plan._planner import PlannerSettings, clamp_batch
 
 #: Largest grid the crossover search considers (beyond: "Ray never wins").
@@ -94,8 +95,8 @@ class CostModel:
 
 
 @dataclass(frozen=True)
-class WallPrediction:
-    """The predicted run of ``configs`` configs on ``workers`` workers."""
+class WallPrediction(JSONRecord):
+    """The predicted run of ``configs`` configs on ``workers`` workers (JSON: its fields)."""
 
     configs: int
     workers: int
@@ -104,10 +105,6 @@ class WallPrediction:
     worker_seconds: float
     capacity: float
     seconds: float
-
-    def to_json(self) -> dict[str, float | int]:
-        """Its fields."""
-        return asdict(self)
 
 
 def predict_wall(

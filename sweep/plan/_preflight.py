@@ -22,11 +22,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
 
+from sweep.common._serial import FLATTENED, JSONRecord
 from sweep.engine._evaluate import evaluate_batch
 from sweep.executors import BatchOutcome, Executor, make_executor
 from sweep.plan._auto import decide
@@ -34,7 +34,7 @@ from sweep.plan._forecast import CostModel, Scaling, WallPrediction, crossover, 
 from sweep.plan._planner import PlannerSettings, plan_batches
 from sweep.plan._planning_stream import plan_while_running
 from sweep.spec._resolve import ResolvedSweep
-from sweep.store._record import ExecutorChoice, Plan
+from sweep.store._record import ExecutorChoice, ExecutorInfo, Plan
 
 #: ``sweep plan --json``'s format.
 PLAN_FORMAT = "raysweep-plan-v1"
@@ -42,15 +42,9 @@ PLAN_FORMAT = "raysweep-plan-v1"
 SMALL_PILOT = 256
 
 
-def _nan_free(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 @dataclass(frozen=True)
-class Measured:
-    """What the pilot measured on one executor.
+class Measured(JSONRecord):
+    """What the pilot measured on one executor (its JSON: non-finite floats as null).
 
     Attributes
     ----------
@@ -69,7 +63,7 @@ class Measured:
         Configs the pilot evaluated (warm-up included).
     plan : Plan
         The planner's full record.
-    describe : dict
+    describe : ExecutorInfo
         :meth:`sweep.executors.Executor.describe`.
     """
 
@@ -81,7 +75,7 @@ class Measured:
     batch_size: int
     pilot_configs: int
     plan: Plan
-    describe: dict[str, Any] = field(default_factory=dict)
+    describe: ExecutorInfo
 
     def model(self, scaling: Scaling) -> CostModel:
         """The cost model of this executor."""
@@ -93,44 +87,36 @@ class Measured:
             scaling if self.executor == "ray" else Scaling(),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready (the plan as recorded in a session)."""
-        return {
-            "executor": self.executor,
-            "workers": self.workers,
-            "startup_seconds": _nan_free(self.startup_seconds),
-            "per_config_seconds": _nan_free(self.per_config_seconds),
-            "overhead_seconds": _nan_free(self.overhead_seconds),
-            "batch_size": self.batch_size,
-            "pilot_configs": self.pilot_configs,
-            "plan": self.plan.to_json(),
-            "describe": dict(self.describe),
-        }
-
 
 @dataclass(frozen=True)
 class Prediction:
-    """One row of the predicted wall times."""
+    """One row of the predicted wall times (its JSON: ``{"executor", **wall}``)."""
 
     executor: str
-    wall: WallPrediction
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"executor", **wall}``."""
-        return {"executor": self.executor, **self.wall.to_json()}
+    wall: WallPrediction = field(metadata=FLATTENED)
 
 
 @dataclass(frozen=True)
-class SweepPlan:
-    """What ``sweep plan`` found; ``to_json`` is ``sweep plan --json``.
+class AxisSize:
+    """One grid axis and its number of values (``{"name", "size"}``)."""
+
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class SweepPlan(JSONRecord):
+    """What ``sweep plan`` found; ``to_json()`` is ``sweep plan --json``.
 
     Attributes
     ----------
+    format : str
+        :data:`PLAN_FORMAT` (the first key of the JSON).
     name : str
         The spec's name.
     configs : int
         Configs in the grid.
-    axes : tuple of (str, int)
+    axes : tuple of AxisSize
         Each axis and its number of values, in grid order.
     local, ray : Measured or None
         The pilot on each executor (``ray`` None when not measured: see ``ray_note``).
@@ -148,9 +134,10 @@ class SweepPlan:
         What the predictions assume.
     """
 
+    format: str = field(default=PLAN_FORMAT, init=False)
     name: str
     configs: int
-    axes: tuple[tuple[str, int], ...]
+    axes: tuple[AxisSize, ...]
     local: Measured
     ray: Measured | None
     ray_note: str
@@ -159,27 +146,6 @@ class SweepPlan:
     crossover_configs: int | None
     choice: ExecutorChoice
     assumptions: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``sweep plan --json`` document (format :data:`PLAN_FORMAT`)."""
-        return {
-            "format": PLAN_FORMAT,
-            "name": self.name,
-            "configs": self.configs,
-            "axes": [{"name": n, "size": s} for n, s in self.axes],
-            "local": self.local.to_json(),
-            "ray": None if self.ray is None else self.ray.to_json(),
-            "ray_note": self.ray_note,
-            "scaling": {
-                "sigma": self.scaling.sigma,
-                "kappa": self.scaling.kappa,
-                "source": self.scaling.source,
-            },
-            "predictions": [p.to_json() for p in self.predictions],
-            "crossover_configs": self.crossover_configs,
-            "choice": self.choice.to_json(),
-            "assumptions": list(self.assumptions),
-        }
 
 
 class _PilotWriter:
@@ -283,23 +249,23 @@ def bench_scaling(bench_dir: str | None) -> Scaling:
 
     Linear scaling (:class:`Scaling()`, which says so) when there is none or its fit failed.
     """
-    from sweep.store._bench_results import DEFAULT_BENCH_DIR, load_bench, local_reader
+    from sweep.store._bench_results import DEFAULT_BENCH_DIR, UslFit, load_bench, local_reader
 
     folder = Path(bench_dir) if bench_dir is not None else Path(DEFAULT_BENCH_DIR)
-    found = load_bench(local_reader(folder)).get("scaling")
-    if not found:
+    found = load_bench(local_reader(folder)).scaling
+    if found is None:
         return Scaling(source=f"assumed: linear scaling (no sweep bench scaling in {folder})")
-    fit = found.get("fit") or {}
-    if not fit.get("available"):
+    fit = found.fit
+    if not isinstance(fit, UslFit):
         return Scaling(
             source=f"assumed: linear scaling (the USL fit in {folder / 'scaling.json'} failed: "
-            f"{fit.get('reason', 'no fit')})"
+            f"{fit.reason})"
         )
     return Scaling(
-        float(fit["sigma"]),
-        float(fit["kappa"]),
-        f"USL of sweep bench scaling ({folder / 'scaling.json'}, {found.get('generated')}, "
-        f"{found.get('cluster_cpus')} CPUs)",
+        float(fit.sigma),
+        float(fit.kappa),
+        f"USL of sweep bench scaling ({folder / 'scaling.json'}, {found.generated}, "
+        f"{found.cluster_cpus} CPUs)",
     )
 
 
@@ -363,7 +329,7 @@ def plan_sweep(
     return SweepPlan(
         name=sweep.spec.name,
         configs=n,
-        axes=tuple((a.name, len(a.values)) for a in sweep.grid.axes),
+        axes=tuple(AxisSize(a.name, len(a.values)) for a in sweep.grid.axes),
         local=local,
         ray=ray,
         ray_note=note,

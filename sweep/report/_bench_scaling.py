@@ -4,11 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from sweep.report._load import RunData
-from sweep.report._sections import NoBenchmarks, ScalingSection
-from sweep.store._bench_results import DEFAULT_BENCH_DIR, load_bench, local_reader
+from sweep.report._sections import (
+    AmortizationSummary,
+    NoBenchmarks,
+    OverheadSummary,
+    ScalingSection,
+    ScalingSummary,
+)
+from sweep.store._bench_results import (
+    DEFAULT_BENCH_DIR,
+    AmortizationResult,
+    BenchResults,
+    OverheadResult,
+    ScalingResult,
+    load_bench,
+    local_reader,
+)
 
 
 def _store_reader(run: RunData) -> Callable[[str], bytes | None]:
@@ -24,17 +37,15 @@ def _store_reader(run: RunData) -> Callable[[str], bytes | None]:
     return read
 
 
-def find_bench(
-    run: RunData, bench_dir: str | None
-) -> tuple[str | None, dict[str, dict[str, Any]], list[str]]:
+def find_bench(run: RunData, bench_dir: str | None) -> tuple[str | None, BenchResults, list[str]]:
     """Find benchmark results: ``--bench DIR``, else ``RUN_DIR/bench``, else ``runs/bench``.
 
     Returns
     -------
     source : str or None
         The folder the results came from.
-    results : dict
-        Kind to result.
+    results : BenchResults
+        The results found there.
     searched : list of str
         The folders looked in, in order.
     """
@@ -48,40 +59,57 @@ def find_bench(
     for where, reader in candidates:
         searched.append(where)
         found = load_bench(reader)
-        if found:
+        if found.found():
             return where, found, searched
-    return None, {}, searched
+    return None, BenchResults(), searched
 
 
-def _summary(kind: str, data: dict[str, Any]) -> dict[str, Any]:
-    keep = {
-        "overhead": ("workers", "overhead_seconds", "per_byte_seconds", "points", "method"),
-        "amortization": ("batch_sizes", "speedup", "fit", "planner", "comparison", "method"),
-        "scaling": (
-            "cluster_cpus",
-            "max_workers",
-            "cpus_per_task",
-            "batch_size",
-            "tasks",
-            "points",
-            "fit",
-            "method",
-        ),
-    }[kind]
-    out = {k: data.get(k) for k in keep}
-    out.update(
-        {
-            "generated": data.get("generated"),
-            "cluster": data.get("cluster"),
-            "spec": data.get("spec"),
-        }
+def _overhead(r: OverheadResult) -> OverheadSummary:
+    return OverheadSummary(
+        workers=r.workers,
+        overhead_seconds=r.overhead_seconds,
+        per_byte_seconds=r.per_byte_seconds,
+        points=r.points,
+        method=r.method,
+        generated=r.generated,
+        cluster=r.cluster,
+        spec=r.spec,
     )
-    return out
+
+
+def _amortization(r: AmortizationResult) -> AmortizationSummary:
+    return AmortizationSummary(
+        batch_sizes=r.batch_sizes,
+        speedup=r.speedup,
+        fit=r.fit,
+        planner=r.planner,
+        comparison=r.comparison,
+        method=r.method,
+        generated=r.generated,
+        cluster=r.cluster,
+        spec=r.spec,
+    )
+
+
+def _scaling(r: ScalingResult) -> ScalingSummary:
+    return ScalingSummary(
+        cluster_cpus=r.cluster_cpus,
+        max_workers=r.max_workers,
+        cpus_per_task=r.cpus_per_task,
+        batch_size=r.batch_size,
+        tasks=r.tasks,
+        points=r.points,
+        fit=r.fit,
+        method=r.method,
+        generated=r.generated,
+        cluster=r.cluster,
+        spec=r.spec,
+    )
 
 
 def scaling_section(
     run: RunData, bench_dir: str | None
-) -> tuple[ScalingSection | NoBenchmarks, dict[str, dict[str, Any]]]:
+) -> tuple[ScalingSection | NoBenchmarks, BenchResults]:
     """Section 7 of the report.
 
     Parameters
@@ -95,21 +123,20 @@ def scaling_section(
     -------
     section : ScalingSection or NoBenchmarks
         Where the results came from, and each benchmark's summary.
-    results : dict
-        The raw benchmark results (for the figures).
+    results : BenchResults
+        The benchmark results (for the figures and the run's own scaling).
     """
     source, found, searched = find_bench(run, bench_dir)
-    if not found:
+    if not found.found():
         return NoBenchmarks(
             searched=tuple(searched),
             hint="run `sweep bench amortization` and `sweep bench scaling` (results go to "
             "runs/bench), or pass --bench DIR",
-        ), {}
-    summaries = {kind: _summary(kind, data) for kind, data in found.items()}
+        ), found
     return ScalingSection(
         source=str(source),
         searched=tuple(searched),
-        overhead=summaries.get("overhead"),
-        amortization=summaries.get("amortization"),
-        scaling=summaries.get("scaling"),
+        overhead=None if found.overhead is None else _overhead(found.overhead),
+        amortization=None if found.amortization is None else _amortization(found.amortization),
+        scaling=None if found.scaling is None else _scaling(found.scaling),
     ), found

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import math
 import os
+import typing
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from sweep._version import ENGINE_VERSION
-from sweep.common._serial import ReportFormatError, from_json, to_json
+from sweep.common._serial import RecordFormatError, from_json, to_json
 from sweep.report import _report_plots as plots
-from sweep.report._bench_figures import PLOTS as BENCH_PLOTS
+from sweep.report._bench_figures import plot_bench
 from sweep.report._bench_scaling import scaling_section
 from sweep.report._execution import ExecutionPlotData, execution_section
 from sweep.report._hypothesis_tests import TestingPlotData, testing_section
@@ -36,6 +37,10 @@ from sweep.store._run_store import utc_now
 REPORT_FORMAT = "raysweep-report-v1"
 
 
+class ReportFormatError(RecordFormatError):
+    """A report.json of another format, or one that does not match the report's sections."""
+
+
 @dataclass(frozen=True)
 class Report:
     """A built report.
@@ -53,10 +58,11 @@ class Report:
     data: ReportData
     figures: dict[str, bytes]
 
+    # Hand-written: report.json is the rule applied to ``data`` alone (the figures are files
+    # beside it), with NaN left for the writer to put as null.
     def to_json(self) -> dict[str, Any]:
         """What report.json holds, before NaN is written as null."""
-        doc: dict[str, Any] = to_json(self.data)
-        return doc
+        return typing.cast(dict[str, Any], to_json(self.data))
 
 
 def report_from_json(doc: Any) -> ReportData:
@@ -71,7 +77,12 @@ def report_from_json(doc: Any) -> ReportData:
     found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
     if found != REPORT_FORMAT:
         raise ReportFormatError(f"report.json: format {found!r}, expected {REPORT_FORMAT!r}")
-    return from_json(ReportData, doc)
+    try:
+        return from_json(ReportData, doc)
+    except ReportFormatError:
+        raise
+    except RecordFormatError as exc:
+        raise ReportFormatError(str(exc)) from exc
 
 
 def _execution_figures(p: ExecutionPlotData) -> dict[str, bytes]:
@@ -180,7 +191,7 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
                     run.manifest.sessions_in_order(),
                     execution_plot.tasks,
                     execution.stats.fit_service if execution.stats is not None else None,
-                    bench.get("scaling"),
+                    bench.scaling,
                 ),
             )
         with steps.step("figures"):
@@ -189,7 +200,7 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
                 **_results_figures(results_plot, testing),
                 **_testing_figures(testing_plot, testing),
                 **_out_of_sample_figures(oos_plot),
-                **{f"bench_{kind}": BENCH_PLOTS[kind](data) for kind, data in bench.items()},
+                **{f"bench_{r.kind}": plot_bench(r) for r in bench.found()},
             }
     data = ReportData(
         format=REPORT_FORMAT,

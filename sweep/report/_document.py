@@ -38,12 +38,14 @@ from sweep.report._sections import (
     ReportData,
     ResultsSection,
     ScalingSection,
+    ScalingSummary,
     TooFewReplications,
     Unavailable,
 )
 from sweep.report._summary import summary_blocks, verdict_style
 from sweep.report._verdict import Verdict
-from sweep.store._record import GridRecord
+from sweep.store._bench_results import FitFailed, LawFit, PlannerFailed, UslFit
+from sweep.store._record import GridRecord, Plan
 
 #: Figures of each section, in order, with their captions.
 FIGURES: dict[str, dict[str, str]] = {
@@ -675,23 +677,23 @@ def out_of_sample_blocks(d: OutOfSampleSection | Unavailable, figures: list[str]
     return blocks
 
 
-def _usl_text(s: Mapping[str, Any]) -> str:
-    fit = s["fit"]
-    if not fit.get("available"):
+def _usl_text(s: ScalingSummary) -> str:
+    fit = s.fit
+    if not isinstance(fit, UslFit):
         return _bench_unavailable(fit)
-    peak = fit.get("peak_workers")
-    if peak is None or peak > 100 * s["max_workers"]:
+    peak = fit.peak_workers
+    if peak is None or peak > 100 * s.max_workers:
         peak_text = "no peak within reach (κ ≈ 0: no retrograde region measured)"
     else:
-        peak_text = f"peak at p* = {num(peak, 3)} workers ({num(fit['peak_throughput'])} configs/s)"
+        peak_text = f"peak at p* = {num(peak, 3)} workers ({num(fit.peak_throughput)} configs/s)"
     text = (
-        f"σ = {num(fit['sigma'])} (contention), κ = {num(fit['kappa'])} (coherency); "
-        f"{peak_text}; R² {num(fit['r_squared'], 3)}; measured p = 1..{s['max_workers']} on "
-        f"{s['cluster_cpus']} CPU(s)"
+        f"σ = {num(fit.sigma)} (contention), κ = {num(fit.kappa)} (coherency); "
+        f"{peak_text}; R² {num(fit.r_squared, 3)}; measured p = 1..{s.max_workers} on "
+        f"{s.cluster_cpus} CPU(s)"
     )
-    if s.get("cpus_per_task") is not None and s["cpus_per_task"] < 1:
+    if s.cpus_per_task < 1:
         text += (
-            f" with {num(s['cpus_per_task'], 3)} CPU per task (Ray restarts workers beyond "
+            f" with {num(s.cpus_per_task, 3)} CPU per task (Ray restarts workers beyond "
             "one per CPU; that cost is included)"
         )
     return text
@@ -738,7 +740,7 @@ def _run_scaling_rows(r: RunScaling) -> list[tuple[str, str]]:
         ),
     ]
     if r.usl:
-        rows.append(("USL (bench)", f"σ = {num(r.usl['sigma'])}, κ = {num(r.usl['kappa'])}"))
+        rows.append(("USL (bench)", f"σ = {num(r.usl.sigma)}, κ = {num(r.usl.kappa)}"))
     return rows
 
 
@@ -754,9 +756,9 @@ def _choice_text(p: PlannerRow) -> tuple[str, str]:
     return (f"session {p.session} executor", text)
 
 
-def _bench_unavailable(part: Mapping[str, Any]) -> str:
-    """Why a benchmark's fit is missing (bench results are JSON: see :mod:`sweep.bench`)."""
-    return f"not available: {part.get('reason') or part.get('error') or 'see report.json'}"
+def _bench_unavailable(fit: FitFailed) -> str:
+    """Why a benchmark's fit is missing."""
+    return f"not available: {fit.reason or 'see report.json'}"
 
 
 def scaling_blocks(d: ScalingSection | NoBenchmarks, figures: list[str]) -> list[Block]:
@@ -778,28 +780,29 @@ def scaling_blocks(d: ScalingSection | NoBenchmarks, figures: list[str]) -> list
         rows.append(
             (
                 "per-task overhead",
-                f"{seconds(o['overhead_seconds'])} on {o['workers']} worker(s) ({o['generated']})",
+                f"{seconds(o.overhead_seconds)} on {o.workers} worker(s) ({o.generated})",
             )
         )
     if d.amortization is not None:
         a = d.amortization
-        fit = a["fit"]
+        fit = a.fit
         text = (
-            f"O = {seconds(fit['overhead_seconds'])}, b = {seconds(fit['per_config_seconds'])}, "
-            f"R² {num(fit['r_squared'], 3)}; ridge O/b = {num(fit['ridge_batch'], 3)}, "
-            f"B*(0.9) = {num(fit['batch_for_90pct'], 3)}, ceiling S = "
-            f"{num(fit['ceiling_speedup'], 3)}"
-            if fit.get("available")
+            f"O = {seconds(fit.overhead_seconds)}, b = {seconds(fit.per_config_seconds)}, "
+            f"R² {num(fit.r_squared, 3)}; ridge O/b = {num(fit.ridge_batch, 3)}, "
+            f"B*(0.9) = {num(fit.batch_for_90pct, 3)}, ceiling S = "
+            f"{num(fit.ceiling_speedup, 3)}"
+            if isinstance(fit, LawFit)
             else _bench_unavailable(fit)
         )
-        planner = a.get("planner") or {}
-        if planner.get("error"):
-            text += f"; {planner['error']}"
-        elif planner.get("overhead_seconds") is not None:
+        planner = a.planner
+        if isinstance(planner, PlannerFailed) and planner.error:
+            text += f"; {planner.error}"
+        elif isinstance(planner, Plan) and math.isfinite(planner.overhead_seconds):
+            b = planner.per_config_seconds
             text += (
-                f"; the planner estimated O = {seconds(planner['overhead_seconds'])}, "
-                f"b = {seconds(planner['per_config_seconds'])}, B*(0.99) = "
-                f"{num(planner['law_batch'], 3)}"
+                f"; the planner estimated O = {seconds(planner.overhead_seconds)}, "
+                f"b = {seconds(b if math.isfinite(b) else None)}, B*(0.99) = "
+                f"{num(planner.law_batch, 3)}"
             )
         rows.append(("amortization", text))
     if d.scaling is not None:

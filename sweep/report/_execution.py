@@ -142,15 +142,15 @@ def _planner_rows(manifest: Manifest) -> tuple[PlannerRow, ...]:
     rows = []
     for s in manifest.sessions_in_order():
         plan = s.plan
-        info = s.executor_info or {}
+        info = s.executor_info
         rows.append(
             PlannerRow(
                 session=s.id,
-                executor=info.get("kind", s.executor),
-                workers=info.get("workers"),
-                nodes=info.get("nodes"),
-                address=info.get("address"),
-                ray_version=info.get("ray_version"),
+                executor=info.kind if info else s.executor,
+                workers=info.workers if info else None,
+                nodes=info.nodes if info else None,
+                address=info.address if info else None,
+                ray_version=info.ray_version if info else None,
                 source=None if plan is None else plan.source,
                 batch_size=None if plan is None else plan.batch_size,
                 overhead_seconds=None if plan is None else plan.overhead_seconds,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -157,7 +156,7 @@ def _good_results(
     order = canonical_order(table.column("config_id"))  # a repeated batch counts once
     unsorted = dict(zip(table.column_names, table.columns, strict=True))
     del table
-    columns: dict[str, Any] = {}
+    columns: dict[str, pd.Series] = {}
 
     def taken() -> Iterator[tuple[str, pa.ChunkedArray]]:
         for name in list(unsorted):

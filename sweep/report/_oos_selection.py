@@ -30,6 +30,7 @@ from stats import FoldSummary, cpcv_paths, group_bounds, probabilistic_sharpe_ra
 from sweep.data._benchmark import benchmark_returns
 from sweep.engine._evaluate import config_returns
 from sweep.errors import RunFolderError
+from sweep.spec._grid import ParamValue
 from sweep.spec._resolve import ResolvedSweep
 
 #: "Holds out of sample" for the verdict when walk-forward is configured: the stitched
@@ -62,7 +63,7 @@ class FoldResult:
     train: list[tuple[int, int]]
     test: list[tuple[int, int]]
     grid_index: int
-    params: dict[str, Any]
+    params: dict[str, ParamValue]
     in_sample: float
     oos_sharpe: float
 

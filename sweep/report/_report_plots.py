@@ -11,6 +11,7 @@ import pandas as pd
 from stats import PBOResult
 from sweep.common._figures import new_figure, png_bytes
 from sweep.report._ranking import Heatmap
+from sweep.spec._grid import ParamValue
 
 #: Most sessions drawn in the timeline (the latest ones).
 TIMELINE_SESSIONS = 6
@@ -242,7 +243,7 @@ def plot_walk_forward(
     return png_bytes(fig)
 
 
-def plot_parameter_stability(names: list[str], choices: list[dict[str, Any]]) -> bytes:
+def plot_parameter_stability(names: list[str], choices: list[dict[str, ParamValue]]) -> bytes:
     """The parameters each walk-forward fold chose, one panel per parameter."""
     shown = [n for n in names if len({c.get(n) for c in choices}) > 1] or names[:1]
     fig = new_figure(9.0, 1.2 + 1.6 * len(shown))

@@ -22,19 +22,30 @@ telemetry, and from it:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from sweep.plan._auto import RAY_STARTUP_SECONDS, RAY_TASK_OVERHEAD_SECONDS, local_workers
 from sweep.plan._forecast import CostModel, Scaling, crossover
+from sweep.store._bench_results import ScalingResult, UslFit
 from sweep.store._record import Session
 
 if TYPE_CHECKING:
     from sweep.report._sections import AmortizationFit, Unavailable
+
+
+@dataclass(frozen=True)
+class UslSummary:
+    """The USL of ``sweep bench scaling`` as the run's scaling quotes it."""
+
+    sigma: float
+    kappa: float
+    peak_workers: float | None
+    r_squared: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,8 +72,9 @@ class RunScaling:
         The grid size above which Ray is predicted to beat in-process.
     crossover_basis : tuple of str
         What the crossover assumes.
-    usl : dict or None
-        ``sigma``, ``kappa``, ``peak_workers`` of ``sweep bench scaling`` when found.
+    usl : UslSummary or None
+        ``sigma``, ``kappa``, ``peak_workers``, ``r_squared`` of ``sweep bench scaling``
+        when found.
     """
 
     tasks: int
@@ -77,7 +89,7 @@ class RunScaling:
     ceiling: float
     crossover_configs: int | None
     crossover_basis: tuple[str, ...]
-    usl: Mapping[str, Any] | None
+    usl: UslSummary | None
 
 
 def _latest_session(sessions: Sequence[Session], tasks: pd.DataFrame) -> Session | None:
@@ -109,13 +121,13 @@ def _costs(
     return o, b, "compute seconds per config and the median per-task overhead (no fit, no pilot)"
 
 
-def _scaling(bench: Mapping[str, Any] | None) -> tuple[Scaling, dict[str, Any] | None]:
-    fit = (bench or {}).get("fit") or {}
-    if not fit.get("available"):
+def _scaling(bench: ScalingResult | None) -> tuple[Scaling, UslSummary | None]:
+    fit = bench.fit if bench is not None else None
+    if not isinstance(fit, UslFit):
         return Scaling(), None
-    usl = {k: fit.get(k) for k in ("sigma", "kappa", "peak_workers", "r_squared")}
+    usl = UslSummary(fit.sigma, fit.kappa, fit.peak_workers, fit.r_squared)
     return (
-        Scaling(float(fit["sigma"]), float(fit["kappa"]), "USL of sweep bench scaling"),
+        Scaling(float(fit.sigma), float(fit.kappa), "USL of sweep bench scaling"),
         usl,
     )
 
@@ -124,7 +136,7 @@ def run_scaling(
     sessions: Sequence[Session],
     tasks: pd.DataFrame | None,
     fit_service: AmortizationFit | Unavailable | None,
-    bench_scaling: Mapping[str, Any] | None,
+    bench_scaling: ScalingResult | None,
 ) -> RunScaling:
     """Scaling from the run's telemetry (see the module docstring).
 
@@ -136,7 +148,7 @@ def run_scaling(
         :func:`sweep.report._execution.task_frame` of its telemetry.
     fit_service : AmortizationFit, Unavailable or None
         The execution section's fit of ``T = O + bB`` to the service times.
-    bench_scaling : dict or None
+    bench_scaling : ScalingResult or None
         The ``sweep bench scaling`` result, when found.
 
     Returns
@@ -162,9 +174,11 @@ def run_scaling(
             usl=usl,
         )
     session = _latest_session(sessions, tasks)
-    info = (session.executor_info if session is not None else None) or {}
-    executor = str(info.get("kind") or (session.executor if session else None) or "local")
-    workers = int(info.get("workers") or 1)
+    info = session.executor_info if session is not None else None
+    executor = str(
+        (info.kind if info else None) or (session.executor if session else None) or "local"
+    )
+    workers = int((info.workers if info else None) or 1)
     o, b, source = _costs(fit_service, sessions, tasks)
     warm = tasks[tasks["warm"]] if tasks["warm"].any() else tasks
     sizes = warm["n_configs"].to_numpy()

@@ -5,10 +5,11 @@ Each class lists its JSON keys in the order report.json writes them
 (:func:`sweep.common._serial.from_json`). A part the report could not compute is an
 :class:`Unavailable` (``available: false`` and the reason) in place of its record.
 
-Three kinds of value stay JSON objects, because something else owns their shape: the spec,
+Two kinds of value stay JSON objects, because something else owns their shape: the spec,
 the data description and the environment recorded in the manifest (see
-:mod:`sweep.store._record`), the rows of the out-of-sample fold table (one column per grid
-parameter), and the benchmark results of ``sweep bench`` (:mod:`sweep.bench`).
+:mod:`sweep.store._record`), and the rows of the out-of-sample fold table (one column per grid
+parameter). The benchmark results of ``sweep bench`` are the records of
+:mod:`sweep.store._bench_results`, summarised here.
 """
 
 from __future__ import annotations
@@ -21,13 +22,23 @@ from sweep.common._serial import FLATTENED, OMIT_NONE
 from sweep.report._options import ReportOptions
 from sweep.report._run_scaling import RunScaling
 from sweep.report._verdict import Verdict
+from sweep.spec._grid import ParamValue
+from sweep.store._bench_results import (
+    ClusterInfo,
+    FitFailed,
+    LawFit,
+    OverheadPoint,
+    PlannerComparison,
+    PlannerFailed,
+    ScalingPoint,
+    SpeedupPoint,
+    UslFit,
+)
 from sweep.store._part_environment import EnvironmentUse
-from sweep.store._record import ExecutorChoice, GridRecord, StrategyRef
+from sweep.store._record import ExecutorChoice, GridRecord, Plan, StrategyRef
 
-#: A JSON object whose shape another module owns (spec, data description, bench result).
+#: A JSON object whose shape another module owns (spec, data description, environment).
 JSONObject = Mapping[str, Any]
-#: A grid parameter's value.
-ParamValue = int | float | str | bool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -683,16 +694,62 @@ class OutOfSampleSection:
 
 # --- 7. scaling ---------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
+class OverheadSummary:
+    """What the report keeps of ``sweep bench overhead`` (:class:`OverheadResult`)."""
+
+    workers: int
+    overhead_seconds: float | None
+    per_byte_seconds: float | None
+    points: tuple[OverheadPoint, ...]
+    method: str
+    generated: str | None
+    cluster: ClusterInfo | None
+    spec: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AmortizationSummary:
+    """What the report keeps of ``sweep bench amortization`` (:class:`AmortizationResult`)."""
+
+    batch_sizes: tuple[int, ...]
+    speedup: tuple[SpeedupPoint, ...]
+    fit: LawFit | FitFailed
+    planner: Plan | PlannerFailed | None
+    comparison: PlannerComparison | None
+    method: str
+    generated: str | None
+    cluster: ClusterInfo | None
+    spec: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScalingSummary:
+    """What the report keeps of ``sweep bench scaling`` (:class:`ScalingResult`)."""
+
+    cluster_cpus: int
+    max_workers: int
+    cpus_per_task: float
+    batch_size: int
+    tasks: int
+    points: tuple[ScalingPoint, ...]
+    fit: UslFit | FitFailed
+    method: str
+    generated: str | None
+    cluster: ClusterInfo | None
+    spec: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScalingSection:
-    """Section 7: the run's own scaling and the ``sweep bench`` results found (as JSON)."""
+    """Section 7: the run's own scaling and the ``sweep bench`` results found."""
 
     available: Literal[True] = True
     source: str
     searched: tuple[str, ...]
     from_run: RunScaling | None = field(default=None, metadata=OMIT_NONE)
-    overhead: JSONObject | None = field(default=None, metadata=OMIT_NONE)
-    amortization: JSONObject | None = field(default=None, metadata=OMIT_NONE)
-    scaling: JSONObject | None = field(default=None, metadata=OMIT_NONE)
+    overhead: OverheadSummary | None = field(default=None, metadata=OMIT_NONE)
+    amortization: AmortizationSummary | None = field(default=None, metadata=OMIT_NONE)
+    scaling: ScalingSummary | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True, kw_only=True)

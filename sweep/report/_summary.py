@@ -9,13 +9,13 @@ from sweep.report._sections import (
     BenchmarkInfo,
     MultipleTestingSection,
     OutOfSampleSection,
-    ParamValue,
     PBOSection,
     ReportData,
     SweepWideTests,
     Unavailable,
     Winner,
 )
+from sweep.spec._grid import ParamValue
 from sweep.store._record import GridRecord
 
 

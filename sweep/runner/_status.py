@@ -1,17 +1,21 @@
-"""Read-only views of a run folder: status, verification, ranked results."""
+"""Read-only views of a run folder: status, verification, ranked results.
+
+:class:`RunStatus` and :class:`Verification` are frozen records; their JSON (``--json``) is
+the engine's one serialisation (:mod:`sweep.common._serial`: fields in order, NaN as null).
+"""
 
 from __future__ import annotations
 
 import math
 import os
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 import pandas as pd
 import pyarrow.compute as pc
 
+from sweep.common._serial import JSONRecord
 from sweep.errors import SweepError, close_matches
 from sweep.plan._eta import eta
 from sweep.store._null_summary import merged_summary, summary_digest
@@ -31,7 +35,7 @@ def failed_count(store: RunStore, parts: list[str]) -> int:
 
 
 @dataclass(frozen=True)
-class LiveRate:
+class LiveRate(JSONRecord):
     """The running session's throughput and time left (:func:`sweep.plan._eta.eta`).
 
     Attributes
@@ -54,13 +58,6 @@ class LiveRate:
     seconds: float
     configs_per_second: float
     seconds_left: float
-
-    def to_json(self) -> dict[str, Any]:
-        """Its fields (NaN as null)."""
-        return {
-            k: None if isinstance(v, float) and math.isnan(v) else v
-            for k, v in asdict(self).items()
-        }
 
 
 def live_rate(run: RunRecord, remaining: int, now: float | None = None) -> LiveRate | None:
@@ -104,7 +101,7 @@ def live_rate(run: RunRecord, remaining: int, now: float | None = None) -> LiveR
 
 
 @dataclass(frozen=True)
-class RunStatus:
+class RunStatus(JSONRecord):
     """What ``sweep status`` shows (:func:`run_status`); ``to_json`` is ``--json``.
 
     Attributes
@@ -145,16 +142,6 @@ class RunStatus:
     lock: LockInfo | None
     live: LiveRate | None = None
     environments: tuple[EnvironmentUse, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object of ``sweep status --json``."""
-        doc = {f.name: getattr(self, f.name) for f in fields(self)}
-        doc["live"] = None if self.live is None else self.live.to_json()
-        doc["environments"] = [u.to_json() for u in self.environments]
-        doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
-        doc["sessions"] = [s.to_json() for s in self.sessions]
-        doc["lock"] = None if self.lock is None else self.lock.to_json()
-        return doc
 
 
 def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> RunStatus:
@@ -223,7 +210,7 @@ def first_error(run_dir: str | os.PathLike[str]) -> str | None:
 
 
 @dataclass(frozen=True)
-class Verification:
+class Verification(JSONRecord):
     """What ``sweep verify`` found (:func:`verify_run`).
 
     Attributes
@@ -252,14 +239,6 @@ class Verification:
     table_hash: str | None
     null_summary_hash: str | None
     environments: tuple[EnvironmentUse, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready form (bad files as ``{"name", "reason"}``)."""
-        doc = {f.name: getattr(self, f.name) for f in fields(self)}
-        doc["environments"] = [u.to_json() for u in self.environments]
-        doc["bad_parts"] = [b.to_json() for b in self.bad_parts]
-        doc["bad_telemetry"] = [b.to_json() for b in self.bad_telemetry]
-        return doc
 
 
 def verify_run(run_dir: str | os.PathLike[str]) -> Verification:

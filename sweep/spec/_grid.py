@@ -30,6 +30,8 @@ MAX_AXIS_SIZE = 10_000_000
 MAX_GRID_SIZE = 1 << 30
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 RESERVED_KEYS = ("where", "zip")
+#: A grid parameter's value (one config's, as a Python scalar).
+ParamValue = int | float | str | bool
 
 
 @dataclass(frozen=True, eq=False)
@@ -474,7 +476,7 @@ class Grid:
             raise IndexError(f"grid index out of range 0..{n - 1}")
         return self._decode(self._flat_positions(idx))
 
-    def __getitem__(self, index: int) -> dict[str, Any]:
+    def __getitem__(self, index: int) -> dict[str, ParamValue]:
         """Return one config as a dict of Python scalars."""
         n = len(self)
         i = index + n if index < 0 else index
@@ -483,7 +485,7 @@ class Grid:
         arrays = self.params_at(np.array([i]))
         return {k: v[0].item() for k, v in arrays.items()}
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[dict[str, ParamValue]]:
         for chunk in self.chunks(4096):
             arrays = self.params_at(chunk)
             for j in range(chunk.shape[0]):

@@ -2,7 +2,8 @@
 
 Structure is checked by pydantic models (unknown keys are refused with a close-match
 suggestion); :func:`sweep.spec._resolve.resolve` then checks the spec against its strategy
-and its data.
+and its data. A TOML file's table reaches :func:`spec_from_dict`; the Python API builds the
+typed spec from its values with :func:`build_spec` (the same models, the same messages).
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import json
 import math
 import re
 import tomllib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from strategies import COST_PARAMS
 from sweep.common._fs import is_uri
@@ -34,6 +37,7 @@ MIN_PERIODS_PER_BLOCK = 5
 #: Longest sweep name.
 MAX_NAME_LENGTH = 100
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class _Model(BaseModel):
@@ -207,9 +211,9 @@ class SweepSpec(_Model):
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _describe_errors(exc: ValidationError, fields: dict[str, list[str]]) -> str:
+def _describe_errors(errors: Sequence[ErrorDetails], fields: dict[str, list[str]]) -> str:
     lines = []
-    for err in exc.errors():
+    for err in errors:
         loc = ".".join(str(p) for p in err["loc"]) or "spec"
         if err["type"] == "extra_forbidden":
             parent = ".".join(str(p) for p in err["loc"][:-1])
@@ -239,6 +243,27 @@ def _known_fields() -> dict[str, list[str]]:
     }
 
 
+def _absolute(path: str, base_dir: Path | None) -> str:
+    """A relative local ``data.path`` made absolute from ``base_dir`` (URIs as they are)."""
+    if base_dir is None or is_uri(path):
+        return path
+    return str((base_dir / path.removeprefix("file://")).resolve())
+
+
+def _checked(spec: SweepSpec) -> SweepSpec:
+    """The rules between ``data.source`` and ``data.path`` (after the models' checks)."""
+    if spec.data.source == "file" and not spec.data.path:
+        raise SpecError("data.path: required when data.source = 'file'")
+    if spec.data.source == "synthetic" and spec.data.path:
+        raise SpecError("data: give either source = 'synthetic' or a path, not both")
+    if spec.data.source == "memory" and spec.data.path:
+        raise SpecError(
+            "data: source = 'memory' is a panel handed over from Python; it takes no path "
+            f"(got path = {spec.data.path!r}); use source = 'file' for a file"
+        )
+    return spec
+
+
 def spec_from_dict(doc: dict[str, Any], base_dir: Path | None = None) -> SweepSpec:
     """Validate a spec given as plain data (the shape of the TOML file).
 
@@ -261,23 +286,97 @@ def spec_from_dict(doc: dict[str, Any], base_dir: Path | None = None) -> SweepSp
         if "path" in data and "source" not in data:
             data["source"] = "file"
         path = data.get("path")
-        if isinstance(path, str) and base_dir is not None and not is_uri(path):
-            data["path"] = str((base_dir / path.removeprefix("file://")).resolve())
+        if isinstance(path, str):
+            data["path"] = _absolute(path, base_dir)
         doc["data"] = data
     try:
         spec = SweepSpec.model_validate(doc)
     except ValidationError as exc:
-        raise SpecError(_describe_errors(exc, _known_fields())) from exc
-    if spec.data.source == "file" and not spec.data.path:
-        raise SpecError("data.path: required when data.source = 'file'")
-    if spec.data.source == "synthetic" and spec.data.path:
-        raise SpecError("data: give either source = 'synthetic' or a path, not both")
-    if spec.data.source == "memory" and spec.data.path:
-        raise SpecError(
-            "data: source = 'memory' is a panel handed over from Python; it takes no path "
-            f"(got path = {spec.data.path!r}); use source = 'file' for a file"
+        raise SpecError(_describe_errors(exc.errors(), _known_fields())) from exc
+    return _checked(spec)
+
+
+#: The spec's top-level fields in order: a single validation reports its errors in it.
+_FIELD_ORDER = {name: k for k, name in enumerate(SweepSpec.model_fields)}
+
+
+def _part(
+    model: type[_M], given: _M | Mapping[str, Any] | None, where: str, errors: list[ErrorDetails]
+) -> _M | None:
+    """``given`` as the model (validated), or None with its errors added, located ``where``."""
+    if given is None or isinstance(given, model):
+        return given
+    try:
+        return model.model_validate(dict(given))
+    except ValidationError as exc:
+        errors += [{**e, "loc": (where, *e["loc"])} for e in exc.errors()]
+        return None
+
+
+def build_spec(  # noqa: PLR0913 - keyword-only: the spec's sections, and where it is
+    *,
+    name: str,
+    seed: int,
+    data: Mapping[str, Any],
+    strategy: str,
+    grid: Mapping[str, Any],
+    metrics: MetricOptions | Mapping[str, Any] | None = None,
+    costs: Mapping[str, float] | None = None,
+    validation: ValidationSpec | Mapping[str, Any] | None = None,
+    base_dir: Path | None = None,
+) -> SweepSpec:
+    """Build the typed spec from Python values (the Python API's path).
+
+    Each part is validated by its model and the whole by :class:`SweepSpec`; their errors are
+    reported together, located and ordered as :func:`spec_from_dict` reports those of the
+    same spec written as a table, so a mistake reads the same from Python and from TOML.
+
+    Parameters
+    ----------
+    name, seed : str, int
+        The sweep's name and root seed.
+    data : mapping
+        :class:`DataSpec`'s fields (``source``, ``path``, ``layout``, ``fill``); a relative
+        local ``path`` is made absolute from ``base_dir``.
+    strategy : str
+        The strategy's built-in name or import path.
+    grid : mapping
+        The grid as a spec holds it (:func:`sweep.python_grid`).
+    metrics, costs, validation : optional
+        The spec's sections, as models or mappings.
+    base_dir : Path, optional
+        Folder a relative data path is relative to.
+
+    Returns
+    -------
+    SweepSpec
+        The validated spec.
+    """
+    errors: list[ErrorDetails] = []
+    fields = dict(data)
+    if isinstance(fields.get("path"), str):
+        fields["path"] = _absolute(fields["path"], base_dir)
+    data_spec = _part(DataSpec, fields, "data", errors)
+    metric_options = _part(MetricOptions, metrics, "metrics", errors)
+    validation_spec = _part(ValidationSpec, validation, "validation", errors)
+    spec: SweepSpec | None = None
+    try:
+        spec = SweepSpec(
+            name=name,
+            seed=seed,
+            data=data_spec or DataSpec(),
+            strategy=StrategySpec(name=strategy),
+            grid=dict(grid),
+            metrics=metric_options or MetricOptions(),
+            costs=dict(costs or {}),
+            validation=validation_spec,
         )
-    return spec
+    except ValidationError as exc:
+        errors += exc.errors()
+    if errors or spec is None:
+        errors.sort(key=lambda e: _FIELD_ORDER.get(str(e["loc"][0]), 0) if e["loc"] else -1)
+        raise SpecError(_describe_errors(errors, _known_fields()))
+    return _checked(spec)
 
 
 def load_spec(path: str | Path) -> SweepSpec:

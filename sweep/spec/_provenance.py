@@ -12,16 +12,17 @@ find the same data and code again, or say exactly what they need:
   notebook or a function), which only Python can hand back (``sweep.resume(...,
   strategy=obj)``).
 
-Both are frozen records serialised in ``manifest.json``'s ``provenance`` object.
+Both are frozen records serialised in ``manifest.json``'s ``provenance`` object, by the
+engine's one rule (:mod:`sweep.common._serial`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from strategies import Strategy, strategy_import_path
+from sweep.common._serial import JSONRecord
 
 #: The run-folder path of the kept copy of an in-memory panel.
 PANEL_COPY = "data/panel.parquet"
@@ -30,7 +31,7 @@ DataKind = Literal["synthetic", "file", "memory"]
 
 
 @dataclass(frozen=True)
-class DataOrigin:
+class DataOrigin(JSONRecord):
     """Where the panel came from.
 
     Attributes
@@ -50,29 +51,9 @@ class DataOrigin:
     description: str
     copy: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """``{"kind", "location", "description", "copy"}``."""
-        return {
-            "kind": self.kind,
-            "location": self.location,
-            "description": self.description,
-            "copy": self.copy,
-        }
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> DataOrigin:
-        """Read a recorded data origin (an unknown kind reads as ``memory``)."""
-        kind = doc.get("kind")
-        return cls(
-            kind=kind if kind in ("synthetic", "file", "memory") else "memory",
-            location=_text(doc.get("location")),
-            description=str(doc.get("description", "")),
-            copy=_text(doc.get("copy")),
-        )
-
 
 @dataclass(frozen=True)
-class StrategyOrigin:
+class StrategyOrigin(JSONRecord):
     """How the strategy can be found again.
 
     Attributes
@@ -99,28 +80,9 @@ class StrategyOrigin:
         """Whether the command line can import the strategy (given ``--allow-import``)."""
         return self.import_path is not None
 
-    def to_json(self) -> dict[str, Any]:
-        """``{"name", "version", "import_path", "defined_in"}``."""
-        return {
-            "name": self.name,
-            "version": self.version,
-            "import_path": self.import_path,
-            "defined_in": self.defined_in,
-        }
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> StrategyOrigin:
-        """Read a recorded strategy origin."""
-        return cls(
-            name=str(doc.get("name", "")),
-            version=str(doc.get("version", "")),
-            import_path=_text(doc.get("import_path")),
-            defined_in=str(doc.get("defined_in", "")),
-        )
-
 
 @dataclass(frozen=True)
-class Provenance:
+class Provenance(JSONRecord):
     """``manifest.json``'s ``provenance``: where the data and the strategy came from."""
 
     data: DataOrigin
@@ -130,23 +92,6 @@ class Provenance:
     def needs_python(self) -> bool:
         """Whether only Python can reopen the folder (the strategy cannot be imported)."""
         return not self.strategy.importable
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"data": ..., "strategy": ...}``."""
-        return {"data": self.data.to_json(), "strategy": self.strategy.to_json()}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Provenance:
-        """Read a recorded provenance object."""
-        data, strategy = doc.get("data"), doc.get("strategy")
-        return cls(
-            DataOrigin.from_json(data if isinstance(data, Mapping) else {}),
-            StrategyOrigin.from_json(strategy if isinstance(strategy, Mapping) else {}),
-        )
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def _defined_in(obj: Any) -> list[tuple[str, str]]:

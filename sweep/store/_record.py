@@ -1,9 +1,15 @@
 """The typed record of a run: what ``manifest.json`` and the telemetry files hold.
 
-Every stage hands the next one of these frozen records instead of a ``dict[str, Any]``;
-JSON is their serialisation (``to_json`` / ``from_json``), and the on-disk keys and their
-order are those of format :data:`FORMAT`, so run folders written before the record existed
-read unchanged. A manifest of another format is refused with a message naming it.
+Every stage hands the next one of these frozen records instead of a mapping; JSON is their
+serialisation, by the engine's one rule (:mod:`sweep.common._serial`: fields in declaration
+order, ``OMIT_NONE`` keys left out while None, NaN written as null), and the on-disk keys and
+their order are those of format :data:`FORMAT`, so run folders written before the record
+existed read unchanged. Three records keep a hand-written form, each saying why:
+:class:`RunKey` (keeps the keys it does not know: a part's binding hashes what was recorded),
+:class:`GridRecord` (the object :meth:`sweep.spec._grid.Grid.describe` wrote, kept whole) and
+:class:`Manifest` (refuses another format by name, checks the objects a run folder needs,
+names the folder in errors); :meth:`LockInfo.from_bytes` reads a hostile lock file field by
+field. A manifest of another format is refused with a message naming it.
 
 ::
 
@@ -14,6 +20,8 @@ read unchanged. A manifest of another format is refused with a message naming it
       .sessions         Session, one per driver session (status, plan, counts, hash)
         .executor_choice  ExecutorChoice: which executor ran and the prediction behind it
         .plan           Plan: the batch size and what it was chosen from (PilotTask rows)
+        .executor_info  ExecutorInfo: the executor's kind, workers, nodes, address
+    LockInfo            the lock file: which driver holds the folder
     TaskTelemetry       one row of telemetry/task-<sha256>.parquet (both executors)
     PartInfo            the check of one part (name, ok, reason, rows)
 
@@ -30,9 +38,10 @@ import math
 import os
 import socket
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from sweep.common._serial import OMIT_NONE, SKIPPED, JSONRecord, RecordFormatError
 from sweep.errors import RunFolderError
 from sweep.spec._provenance import Provenance
 
@@ -48,37 +57,18 @@ READ_FORMATS = (FORMAT, FORMAT_V2)
 #: How a driver session can end (``running`` while a driver holds the folder).
 SESSION_STATUSES = ("completed", "incomplete", "interrupted", "failed", "killed", "running")
 
-JSONObject = dict[str, Any]
-
 
 def _canonical_json(doc: Any) -> bytes:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
-def _nan_to_none(value: Any) -> Any:
-    return None if isinstance(value, float) and math.isnan(value) else value
-
-
-def _none_to_nan(value: Any) -> float:
-    return math.nan if value is None else float(value)
-
-
 # --- what the results depend on ---------------------------------------------------------
 @dataclass(frozen=True)
-class StrategyRef:
-    """A strategy's name (or import path) and version, as recorded."""
+class StrategyRef(JSONRecord):
+    """A strategy's name (or import path) and version, as recorded (``{"name", "version"}``)."""
 
     name: str
     version: str
-
-    def to_json(self) -> JSONObject:
-        """``{"name", "version"}``."""
-        return {"name": self.name, "version": self.version}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> StrategyRef:
-        """Read ``{"name", "version"}``."""
-        return cls(str(doc.get("name")), str(doc.get("version")))
 
 
 @dataclass(frozen=True)
@@ -111,9 +101,14 @@ class RunKey:
     metrics: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> JSONObject:
+    # Hand-written: the keys it does not know are kept (``extra``), so that a part's binding
+    # hashes exactly what a folder recorded; the empty metrics and a missing seed are left out.
+    def to_json(self) -> dict[str, Any]:
         """The manifest's ``identity`` object (keys in their recorded order)."""
-        doc: JSONObject = {"spec_hash": self.spec_hash, "data_fingerprint": self.data_fingerprint}
+        doc: dict[str, object] = {
+            "spec_hash": self.spec_hash,
+            "data_fingerprint": self.data_fingerprint,
+        }
         if self.strategy is not None:
             doc["strategy"] = self.strategy.to_json()
         if self.root_seed is not None:
@@ -134,7 +129,11 @@ class RunKey:
         return cls(
             spec_hash=str(doc["spec_hash"]),
             data_fingerprint=str(doc["data_fingerprint"]),
-            strategy=StrategyRef.from_json(strategy) if isinstance(strategy, Mapping) else None,
+            strategy=(
+                StrategyRef.from_json(strategy, "identity.strategy")
+                if isinstance(strategy, Mapping)
+                else None
+            ),
             root_seed=doc.get("root_seed"),
             metrics=dict(doc.get("metrics") or {}),
             extra={k: v for k, v in doc.items() if k not in known},
@@ -212,7 +211,9 @@ class GridRecord:
         """Parameters that take more than one value, in grid order."""
         return [a.name for a in self.axes if a.size > 1]
 
-    def to_json(self) -> JSONObject:
+    # Hand-written: the object is :meth:`sweep.spec._grid.Grid.describe`'s, kept whole (it
+    # owns the shape); the record reads only the size and the axes from it.
+    def to_json(self) -> dict[str, Any]:
         """The object as recorded."""
         return dict(self.doc)
 
@@ -240,26 +241,21 @@ class GridRecord:
 
 # --- the batch plan -----------------------------------------------------------------------
 @dataclass(frozen=True)
-class PilotTask:
-    """One pilot (or warm-up) task the planner timed."""
+class PilotTask(JSONRecord):
+    """One pilot (or warm-up) task the planner timed (every field a float, as recorded)."""
 
     configs: float
     compute_seconds: float
     round_trip_overhead_seconds: float
     write_seconds: float
 
-    def to_json(self) -> dict[str, float]:
-        """``{"configs", "compute_seconds", "round_trip_overhead_seconds", "write_seconds"}``."""
-        return {k: float(v) for k, v in asdict(self).items()}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> PilotTask:
-        """Read a pilot row (a missing value is NaN)."""
-        return cls(**{f.name: _none_to_nan(doc.get(f.name)) for f in fields(cls)})
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():  # 64 configs are recorded as 64.0
+            object.__setattr__(self, name, float(value))
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(JSONRecord):
     """The chosen batch size and everything it was chosen from (a session's ``plan``).
 
     ``planning_seconds`` is the driver's wall time until the plan was made: in-process the
@@ -284,40 +280,9 @@ class Plan:
     pilot: tuple[PilotTask, ...] = ()
     planning_seconds: float = math.nan
 
-    def to_json(self) -> JSONObject:
-        """JSON-ready form (NaN written as null)."""
-        doc: JSONObject = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "clamps":
-                value = list(value)
-            elif f.name == "pilot":
-                value = [p.to_json() for p in value]
-            doc[f.name] = _nan_to_none(value)
-        return doc
-
-    to_dict = to_json  # the name the CLI and older callers use
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Plan:
-        """Read a recorded plan (null floats come back as NaN)."""
-        floats = {
-            f.name: _none_to_nan(doc.get(f.name))
-            for f in fields(cls)
-            if f.type == "float" and f.name in doc
-        }
-        return cls(
-            batch_size=int(doc.get("batch_size") or 0),
-            source=str(doc.get("source", "")),
-            clamps=tuple(str(c) for c in doc.get("clamps") or ()),
-            warmup_configs=int(doc.get("warmup_configs") or 0),
-            pilot=tuple(PilotTask.from_json(p) for p in doc.get("pilot") or ()),
-            **floats,
-        )
-
 
 @dataclass(frozen=True)
-class ExecutorChoice:
+class ExecutorChoice(JSONRecord):
     """What ``--executor auto`` chose, and the numbers behind it (a session's record).
 
     Attributes
@@ -350,63 +315,45 @@ class ExecutorChoice:
     crossover_configs: int | None = None
     assumptions: tuple[str, ...] = ()
 
-    def to_json(self) -> JSONObject:
-        """JSON-ready (NaN as null)."""
-        doc: JSONObject = {}
-        for key, value in asdict(self).items():
-            if isinstance(value, float) and math.isnan(value):
-                value = None
-            elif isinstance(value, tuple):
-                value = list(value)
-            doc[key] = value
-        return doc
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> ExecutorChoice:
-        """Read a recorded choice (null floats as NaN)."""
-        cross = doc.get("crossover_configs")
-        return cls(
-            requested=str(doc.get("requested", "")),
-            chosen=str(doc.get("chosen", "")),
-            reason=str(doc.get("reason", "")),
-            configs=int(doc.get("configs") or 0),
-            local_seconds=_none_to_nan(doc.get("local_seconds")),
-            ray_seconds=_none_to_nan(doc.get("ray_seconds")),
-            ray_workers=int(doc.get("ray_workers") or 0),
-            crossover_configs=None if cross is None else int(cross),
-            assumptions=tuple(str(a) for a in doc.get("assumptions") or ()),
-        )
+@dataclass(frozen=True)
+class ExecutorInfo(JSONRecord):
+    """What an executor says about itself (:meth:`sweep.executors.Executor.describe`).
+
+    Attributes
+    ----------
+    kind : str
+        ``local`` or ``ray``.
+    workers : int
+        Batches that run at once.
+    nodes : int
+        Nodes of the cluster (1 in-process).
+    host : str or None
+        The host name (in-process).
+    node_addresses : tuple of str or None
+        The live nodes' addresses (Ray).
+    address : str or None
+        The address joined, ``local`` (started here) or ``existing`` (Ray).
+    ray_version : str or None
+        Ray's version (Ray).
+    """
+
+    kind: str
+    workers: int
+    nodes: int
+    host: str | None = field(default=None, metadata=OMIT_NONE)
+    node_addresses: tuple[str, ...] | None = field(default=None, metadata=OMIT_NONE)
+    address: str | None = field(default=None, metadata=OMIT_NONE)
+    ray_version: str | None = field(default=None, metadata=OMIT_NONE)
 
 
 # --- driver sessions ----------------------------------------------------------------------
-#: Keys a session writes when it starts, then those it adds as it goes, in file order.
-_SESSION_START_KEYS = (
-    "id",
-    "start",
-    "end",
-    "host",
-    "pid",
-    "engine_version",
-    "executor",
-    "environment",
-    "status",
-    "took_over_lock",
-)
-_SESSION_LATER_KEYS = (
-    "executor_choice",
-    "plan",
-    "executor_info",
-    "configs_computed",
-    "configs_failed",
-    "quarantined",
-    "wall_seconds",
-    "table_hash",
-)
-
-
 @dataclass(frozen=True)
-class Session:
+class Session(JSONRecord):
     """One driver session as recorded in the manifest's ``sessions``.
+
+    The keys a session writes when it starts come first and are always written; those it
+    adds as it goes (``executor_choice`` on) are left out while None.
 
     Attributes
     ----------
@@ -426,7 +373,7 @@ class Session:
         Which executor ran the batches and why (``--executor auto``'s prediction).
     plan : Plan or None
         The batch plan (None when there was nothing to run).
-    executor_info : dict or None
+    executor_info : ExecutorInfo or None
         :meth:`sweep.executors.Executor.describe`.
     configs_computed, configs_failed : int or None
         Configs this session evaluated, and how many of them failed.
@@ -448,14 +395,14 @@ class Session:
     environment: Mapping[str, Any] = field(default_factory=dict)
     status: str = "running"
     took_over_lock: Mapping[str, Any] | None = None
-    executor_choice: ExecutorChoice | None = None
-    plan: Plan | None = None
-    executor_info: Mapping[str, Any] | None = None
-    configs_computed: int | None = None
-    configs_failed: int | None = None
-    quarantined: tuple[str, ...] | None = None
-    wall_seconds: float | None = None
-    table_hash: str | None = None
+    executor_choice: ExecutorChoice | None = field(default=None, metadata=OMIT_NONE)
+    plan: Plan | None = field(default=None, metadata=OMIT_NONE)
+    executor_info: ExecutorInfo | None = field(default=None, metadata=OMIT_NONE)
+    configs_computed: int | None = field(default=None, metadata=OMIT_NONE)
+    configs_failed: int | None = field(default=None, metadata=OMIT_NONE)
+    quarantined: tuple[str, ...] | None = field(default=None, metadata=OMIT_NONE)
+    wall_seconds: float | None = field(default=None, metadata=OMIT_NONE)
+    table_hash: str | None = field(default=None, metadata=OMIT_NONE)
 
     @classmethod
     def begin(
@@ -479,52 +426,6 @@ class Session:
             environment=dict(environment),
             status="running",
             took_over_lock=took_over_lock,
-        )
-
-    def to_json(self) -> JSONObject:
-        """The recorded object: the start keys always, the later ones once set."""
-        doc: JSONObject = {}
-        for key in _SESSION_START_KEYS + _SESSION_LATER_KEYS:
-            value = getattr(self, key)
-            if key in _SESSION_LATER_KEYS and value is None:
-                continue
-            if isinstance(value, Plan | ExecutorChoice):
-                value = value.to_json()
-            elif isinstance(value, tuple):
-                value = list(value)
-            elif isinstance(value, Mapping):
-                value = dict(value)
-            doc[key] = value
-        return doc
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Session:
-        """Read a recorded session (keys this engine does not know are ignored)."""
-        plan = doc.get("plan")
-        choice = doc.get("executor_choice")
-        quarantined = doc.get("quarantined")
-        wall = doc.get("wall_seconds")
-        return cls(
-            id=int(doc.get("id", 0)),
-            start=doc.get("start"),
-            end=doc.get("end"),
-            host=doc.get("host"),
-            pid=doc.get("pid"),
-            engine_version=doc.get("engine_version"),
-            executor=doc.get("executor"),
-            environment=dict(doc.get("environment") or {}),
-            status=str(doc.get("status")),
-            took_over_lock=doc.get("took_over_lock"),
-            executor_choice=(
-                ExecutorChoice.from_json(choice) if isinstance(choice, Mapping) else None
-            ),
-            plan=Plan.from_json(plan) if isinstance(plan, Mapping) else None,
-            executor_info=doc.get("executor_info"),
-            configs_computed=doc.get("configs_computed"),
-            configs_failed=doc.get("configs_failed"),
-            quarantined=None if quarantined is None else tuple(quarantined),
-            wall_seconds=None if wall is None else float(wall),
-            table_hash=doc.get("table_hash"),
         )
 
 
@@ -576,9 +477,12 @@ class Manifest:
     format: str = FORMAT
     provenance: Provenance | None = None
 
-    def to_json(self) -> JSONObject:
+    # Hand-written: both ways, for format v1's key order (``identity``, ``provenance`` between
+    # ``data`` and ``grid``); reading refuses another format by name, checks the objects a
+    # run folder needs and names the folder in every error.
+    def to_json(self) -> dict[str, Any]:
         """The JSON document, keys in the order format :data:`FORMAT` writes them."""
-        doc: JSONObject = {
+        doc: dict[str, object] = {
             "format": self.format,
             "engine_version": self.engine_version,
             "created": self.created,
@@ -624,20 +528,35 @@ class Manifest:
                 )
         schema = doc.get("results_schema")
         provenance = doc.get("provenance")
-        return cls(
-            engine_version=doc.get("engine_version"),
-            created=doc.get("created"),
-            run_key=RunKey.from_json(doc["identity"], folder),
-            spec=doc["spec"],
-            data=doc["data"],
-            grid=GridRecord.from_json(doc["grid"], folder),
-            results_schema=(
-                tuple((str(c[0]), str(c[1])) for c in schema) if isinstance(schema, list) else None
-            ),
-            sessions=tuple(Session.from_json(s) for s in doc["sessions"] if isinstance(s, dict)),
-            format=str(doc["format"]),
-            provenance=Provenance.from_json(provenance) if isinstance(provenance, dict) else None,
-        )
+        try:
+            return cls(
+                engine_version=doc.get("engine_version"),
+                created=doc.get("created"),
+                run_key=RunKey.from_json(doc["identity"], folder),
+                spec=doc["spec"],
+                data=doc["data"],
+                grid=GridRecord.from_json(doc["grid"], folder),
+                results_schema=(
+                    tuple((str(c[0]), str(c[1])) for c in schema)
+                    if isinstance(schema, list)
+                    else None
+                ),
+                sessions=tuple(
+                    Session.from_json(s, f"sessions[{k}]")
+                    for k, s in enumerate(doc["sessions"])
+                    if isinstance(s, dict)
+                ),
+                format=str(doc["format"]),
+                provenance=(
+                    Provenance.from_json(provenance, "provenance")
+                    if isinstance(provenance, dict)
+                    else None
+                ),
+            )
+        except RecordFormatError as exc:
+            raise RunFolderError(
+                f"{folder}: manifest.json's {exc}; the folder cannot be used"
+            ) from exc
 
     @classmethod
     def from_bytes(cls, data: bytes, folder: str = "run folder") -> Manifest:
@@ -678,7 +597,7 @@ class Manifest:
 
 # --- the lock -----------------------------------------------------------------------------
 @dataclass(frozen=True)
-class LockInfo:
+class LockInfo(JSONRecord):
     """The ``lock`` file of a run folder: which driver holds it.
 
     Attributes
@@ -696,28 +615,24 @@ class LockInfo:
         Random, so that two locks of one process differ.
     """
 
-    pid: int | None = None
-    host: str | None = None
-    machine: str | None = None
-    proc_start: str | None = None
-    since: str | None = None
-    token: str | None = None
+    pid: int | None = field(default=None, metadata=OMIT_NONE)
+    host: str | None = field(default=None, metadata=OMIT_NONE)
+    machine: str | None = field(default=None, metadata=OMIT_NONE)
+    proc_start: str | None = field(default=None, metadata=OMIT_NONE)
+    since: str | None = field(default=None, metadata=OMIT_NONE)
+    token: str | None = field(default=None, metadata=OMIT_NONE)
 
     @property
     def usable(self) -> bool:
         """Whether a driver wrote it (it names a host and a pid)."""
         return bool(self.host) and self.pid is not None
 
-    def to_json(self) -> JSONObject:
-        """The lock's JSON object (the keys it has; ``{}`` for an unreadable lock)."""
-        return {
-            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None
-        }
-
     def to_bytes(self) -> bytes:
-        """What the lock file holds."""
+        """What the lock file holds (the keys it has; ``{}`` for an unreadable lock)."""
         return json.dumps(self.to_json()).encode()
 
+    # Hand-written: a lock file is read field by field and never raises (an unreadable or
+    # hostile one is the empty lock: unusable, so stale); its JSON elsewhere reads by the rule.
     @classmethod
     def from_bytes(cls, raw: bytes) -> LockInfo:
         """Parse a lock file; an unreadable one is the empty (unusable, so stale) lock."""
@@ -830,14 +745,16 @@ class TaskTelemetry:
         """Seconds from submission to result in hand beyond the batch's compute."""
         return self.received_time - self.submit_time - self.compute_seconds
 
-    def row(self, session: int, part: str) -> JSONObject:
+    def row(self, session: int, part: str) -> dict[str, float | int | str]:
         """The telemetry file's row: these fields, then the session and the part written."""
         return {**asdict(self), "session": session, "part": part}
 
 
 @dataclass(frozen=True)
-class PartInfo:
+class PartInfo(JSONRecord):
     """The check of one part (:meth:`sweep.store._run_store.RunStore.check_part`).
+
+    Its JSON, ``{"name", "reason"}``, is how status and verify list a bad file.
 
     Attributes
     ----------
@@ -852,10 +769,6 @@ class PartInfo:
     """
 
     name: str
-    ok: bool
+    ok: bool = field(metadata=SKIPPED)
     reason: str
-    rows: int = 0
-
-    def to_json(self) -> dict[str, str]:
-        """``{"name", "reason"}``: how status and verify list a bad file."""
-        return {"name": self.name, "reason": self.reason}
+    rows: int = field(default=0, metadata=SKIPPED)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from sweep.common._jsonable import dumps
-from sweep.common._serial import ReportFormatError, from_json, to_json
-from sweep.report._build import report_from_json
+from sweep.common._serial import RecordFormatError, from_json, to_json
+from sweep.report._build import ReportFormatError, report_from_json
 from sweep.report._document import report_document
 from sweep.report._render_md import render_markdown
 from sweep.report._sections import (
@@ -120,7 +120,7 @@ def test_a_damaged_report_json_is_refused_naming_where(reports, edit, message):
     _, files = reports["complete"]
     doc = json.loads(files.json.read_text(encoding="utf-8"))
     edit(doc)
-    with pytest.raises(ReportFormatError) as info:
+    with pytest.raises(RecordFormatError) as info:
         from_json(ReportData, doc)
     assert message in str(info.value)
 
@@ -133,11 +133,11 @@ def test_report_options_read_back_with_their_tuple_types():
     assert "progress" not in doc and doc["heatmap"] == ["band", "lookback"]
     back = from_json(ReportOptions, doc)
     assert back.heatmap == ("band", "lookback") and back.allow_import == ("a.b",)
-    with pytest.raises(ReportFormatError, match=r"\.heatmap: expected 2 items, got 3"):
+    with pytest.raises(RecordFormatError, match=r"\.heatmap: expected 2 items, got 3"):
         from_json(ReportOptions, {**doc, "heatmap": ["a", "b", "c"]})
-    with pytest.raises(ReportFormatError, match=r"\.alpha: expected float, got 'x'"):
+    with pytest.raises(RecordFormatError, match=r"\.alpha: expected float, got 'x'"):
         from_json(ReportOptions, {**doc, "alpha": "x"})
-    with pytest.raises(ReportFormatError, match=r"\.options: expected a JSON object, got list"):
+    with pytest.raises(RecordFormatError, match=r"\.options: expected a JSON object, got list"):
         from_json(ReportOptions, [], "report.json.options")
 
 
@@ -146,7 +146,7 @@ def test_a_literal_field_is_checked():
 
     ok = from_json(NoBenchmarks, {"available": False, "searched": ["x"], "hint": "h"})
     assert ok == NoBenchmarks(searched=("x",), hint="h")
-    with pytest.raises(ReportFormatError, match=r"\.available: expected one of \(False,\)"):
+    with pytest.raises(RecordFormatError, match=r"\.available: expected one of \(False,\)"):
         from_json(NoBenchmarks, {"available": True, "searched": [], "hint": "h"})
 
 

@@ -13,8 +13,20 @@ import subprocess
 import numpy as np
 import pytest
 
-from sweep.bench import write_bench
+from sweep.bench._io import write_bench
 from sweep.report import build_report, write_report
+from sweep.store._bench_results import (
+    AmortizationResult,
+    BatchTiming,
+    LawFit,
+    PerCallTiming,
+    ScalingPoint,
+    ScalingResult,
+    SingleCallTimes,
+    SpeedupPoint,
+    UslFit,
+)
+from sweep.store._record import Plan
 from tests.report.conftest import FAST
 
 DATA_URI = re.compile(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
@@ -112,70 +124,65 @@ def test_the_summary_is_on_the_first_screen(reports, tmp_path):
 
 def fake_bench(folder):
     """Benchmark results as `sweep bench` writes them (made up, no Ray needed)."""
-    sizes = [1, 2, 4, 8, 16, 32, 64]
+    sizes = (1, 2, 4, 8, 16, 32, 64)
     o, b = 0.008, 0.0004
-    batched = [
-        {"batch": s, "seconds": [o + b * s] * 2, "median": o + b * s, "compute_median": b * s}
-        for s in sizes
-    ]
-    per_call = [{"batch": s, "seconds": s * (o + b)} for s in sizes]
+    batched = tuple(BatchTiming(s, (o + b * s,) * 2, o + b * s, 2 * (o + b * s)) for s in sizes)
+    per_call = tuple(PerCallTiming(s, s * (o + b)) for s in sizes)
     write_bench(
-        {
-            "kind": "amortization",
-            "batch_sizes": sizes,
-            "batched": batched,
-            "per_call": per_call,
-            "speedup": [
-                {"batch": s, "speedup": pc["seconds"] / bt["median"]}
+        AmortizationResult(
+            workers=1,
+            reps=2,
+            batch_sizes=sizes,
+            method="made up",
+            batched=batched,
+            per_call=per_call,
+            per_call_single=SingleCallTimes(o + b, 65),
+            speedup=tuple(
+                SpeedupPoint(s, pc.seconds / bt.median)
                 for s, pc, bt in zip(sizes, per_call, batched, strict=True)
-            ],
-            "fit": {
-                "available": True,
-                "overhead_seconds": o,
-                "per_config_seconds": b,
-                "per_call_config_seconds": b,
-                "r_squared": 1.0,
-                "ridge_batch": o / b,
-                "batch_for_90pct": 0.9 * o / (b * 0.1),
-                "batch_for_99pct": 0.99 * o / (b * 0.01),
-                "ceiling_speedup": 1 + o / b,
-            },
-            "planner": {
-                "overhead_seconds": 0.006,
-                "per_config_seconds": 0.0005,
-                "law_batch": 1188.0,
-            },
-            "comparison": None,
-        },
+            ),
+            fit=LawFit(
+                overhead_seconds=o,
+                per_config_seconds=b,
+                per_call_config_seconds=b,
+                r_squared=1.0,
+                ridge_batch=o / b,
+                batch_for_90pct=0.9 * o / (b * 0.1),
+                batch_for_99pct=0.99 * o / (b * 0.01),
+                ceiling_speedup=1 + o / b,
+            ),
+            planner=Plan(
+                64, "auto", overhead_seconds=0.006, per_config_seconds=0.0005, law_batch=1188.0
+            ),
+            comparison=None,
+        ),
         folder,
     )
-    points = [
-        {
-            "workers": p,
-            "seconds": [1.0],
-            "throughput": 100.0 * p / (1 + 0.1 * (p - 1) + 0.02 * p * (p - 1)),
-        }
+    points = tuple(
+        ScalingPoint(p, p, (1.0,), 100.0 * p / (1 + 0.1 * (p - 1) + 0.02 * p * (p - 1)))
         for p in range(1, 7)
-    ]
+    )
     write_bench(
-        {
-            "kind": "scaling",
-            "cluster_cpus": 4,
-            "max_workers": 6,
-            "cpus_per_task": 1.0,
-            "batch_size": 64,
-            "tasks": 24,
-            "points": points,
-            "fit": {
-                "available": True,
-                "sigma": 0.1,
-                "kappa": 0.02,
-                "gamma": 100.0,
-                "peak_workers": 6.7,
-                "peak_throughput": 260.0,
-                "r_squared": 1.0,
-            },
-        },
+        ScalingResult(
+            cluster_cpus=4,
+            max_workers=6,
+            cpus_per_task=1.0,
+            batch_size=64,
+            tasks=24,
+            configs=64 * 24,
+            rounds=1,
+            warm_workers=6,
+            method="made up",
+            points=points,
+            fit=UslFit(
+                sigma=0.1,
+                kappa=0.02,
+                gamma=100.0,
+                peak_workers=6.7,
+                peak_throughput=260.0,
+                r_squared=1.0,
+            ),
+        ),
         folder,
     )
 
@@ -193,6 +200,7 @@ def test_scaling_section_uses_bench_results(runs, tmp_path):
     files = write_report(report, tmp_path / "out")
     text = files.markdown.read_text()
     assert "ridge O/b = 20" in text and "p* = 6.7" in text
+    assert "the planner estimated O = 6 ms, b = 0.5 ms, B*(0.99) = 1.19e+03" in text
     doc = json.loads(files.json.read_text())
     assert doc["scaling"]["searched"] == [str(bench)]
 

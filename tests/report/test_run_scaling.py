@@ -10,8 +10,9 @@ import pytest
 from sweep.plan._auto import RAY_STARTUP_SECONDS, RAY_TASK_OVERHEAD_SECONDS, local_workers
 from sweep.plan._forecast import CostModel, crossover
 from sweep.report._execution import _fit
-from sweep.report._run_scaling import run_scaling
-from sweep.store._record import Plan, Session
+from sweep.report._run_scaling import UslSummary, run_scaling
+from sweep.store._bench_results import ScalingPoint, ScalingResult, UslFit
+from sweep.store._record import ExecutorInfo, Plan, Session
 
 OVERHEAD, PER_CONFIG = 0.02, 1e-3
 
@@ -31,7 +32,7 @@ def _tasks(sizes: list[int]) -> pd.DataFrame:
 
 
 def _sessions(executor: str = "local", workers: int = 1, plan: Plan | None = None):  # type: ignore[no-untyped-def]
-    info = {"kind": executor, "workers": workers}
+    info = ExecutorInfo(kind=executor, workers=workers, nodes=1)
     return (Session(id=1, executor=executor, executor_info=info, plan=plan),)
 
 
@@ -89,10 +90,25 @@ def test_ray_run_uses_its_workers_and_the_usl():
     tasks = _tasks([1, 1, 32, 128, 512, 500, 500, 500, 500])
     warm = tasks[tasks["warm"]]
     fit = _fit(warm["n_configs"].to_numpy(), warm["service"].to_numpy())
-    bench = {"fit": {"available": True, "sigma": 0.5, "kappa": 0.0, "peak_workers": None}}
+    usl = UslFit(
+        sigma=0.5, kappa=0.0, gamma=100.0, peak_workers=None, peak_throughput=200.0, r_squared=1.0
+    )
+    bench = ScalingResult(
+        cluster_cpus=4,
+        max_workers=4,
+        cpus_per_task=1.0,
+        batch_size=500,
+        tasks=16,
+        configs=8000,
+        rounds=1,
+        warm_workers=4,
+        method="made up",
+        points=(ScalingPoint(1, 1, (1.0,), 100.0),),
+        fit=usl,
+    )
     r = run_scaling(_sessions("ray", 4), tasks, fit, bench)
     assert (r.executor, r.workers) == ("ray", 4)
-    assert r.usl is not None and r.usl["sigma"] == 0.5
+    assert r.usl == UslSummary(sigma=0.5, kappa=0.0, peak_workers=None, r_squared=1.0)
     assert any("USL" in s for s in r.crossover_basis)
 
 

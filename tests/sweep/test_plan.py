@@ -149,8 +149,9 @@ def test_auto_moves_to_ray_when_ray_is_predicted_first(ray_env, tmp_path, monkey
     assert moved.executor_choice is not None and moved.executor_choice.chosen == "ray"
     assert moved.table_hash == local.table_hash
     session = RunStore(tmp_path / "ray").load_manifest().sessions[-1]
-    assert session.executor == "ray" and session.executor_info["workers"] == 2
-    assert all(a.startswith("127.") for a in session.executor_info["node_addresses"])
+    info = session.executor_info
+    assert session.executor == "ray" and info is not None and info.workers == 2
+    assert info.node_addresses and all(a.startswith("127.") for a in info.node_addresses)
     tel = RunStore(tmp_path / "ray").read_telemetry().to_pandas()
     assert tel["n_configs"].sum() == 480  # in-process pilots and Ray batches, each config once
 

@@ -109,7 +109,7 @@ def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_loca
     assert all(p.transport_seconds >= p.probe_seconds for p in plans.values())
     assert t[0.05] - t[0.0] > 0.8 * 0.05
     assert t[0.2] - t[0.05] > 0.8 * 0.15
-    detail = {d: {k: v for k, v in p.to_dict().items() if k != "pilot"} for d, p in plans.items()}
+    detail = {d: {k: v for k, v in p.to_json().items() if k != "pilot"} for d, p in plans.items()}
     assert plans[0.2].law_batch > 2 * plans[0.05].law_batch > 4 * plans[0.0].law_batch, detail
     for p in plans.values():
         remaining = len(todo) - sum(r.configs for r in p.pilot) - p.warmup_configs

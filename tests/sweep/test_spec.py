@@ -143,3 +143,69 @@ def test_grid_order_is_part_of_the_spec_identity():
     b = spec_from_dict(small_spec_dict(grid={"band": [0.0, 0.01], "lookback": [5, 10]}))
     assert a.spec_hash != b.spec_hash
     assert spec_from_dict(a.to_dict()).spec_hash == a.spec_hash
+
+
+# --- the Python API's typed path: the same models, the same messages ----------------------
+_GRID = {"lookback": [5, 10], "band": [0.0]}
+_GOOD = {
+    "name": "api",
+    "seed": 3,
+    "data": {"source": "file", "path": "prices.csv", "layout": "wide", "fill": "ffill"},
+    "strategy": "momentum",
+    "grid": _GRID,
+    "metrics": {"bootstrap_reps": 20, "pbo_blocks": 8},
+    "costs": {"cost": 0.001},
+    "validation": {"walk_forward": {"train": "3y", "test": "6m"}},
+}
+
+
+def _as_table(values):
+    doc = {k: v for k, v in values.items() if v is not None}
+    doc["strategy"] = {"name": doc["strategy"]}
+    return doc
+
+
+def _message(call):
+    with pytest.raises(SweepError) as info:
+        call()
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"name": "no spaces"},
+        {"seed": -1},
+        {"data": {"source": "file", "path": "p.csv", "layout": "tall"}},
+        {"data": {"source": "memory", "fill": "bfill"}},
+        {"data": {"source": "file"}},
+        {"metrics": {"bootstrap_repz": 3}},
+        {"metrics": {"pbo_blocks": 7, "block_length": 0}},
+        {"costs": {"cost": "free"}},
+        {"validation": {"walk_forward": {"train": "3y"}, "metirc": "sharpe"}},
+        # several sections wrong at once: one message, in the table's order
+        {
+            "name": "",
+            "data": {"source": "file", "path": "p.csv", "fill": "x"},
+            "metrics": {"bootstrap_reps": -2},
+            "validation": {"cpcv": {"groups": 1, "test_groups": 1}},
+        },
+    ],
+)
+def test_a_spec_built_from_python_values_fails_as_its_table_does(tmp_path, change):
+    from sweep.spec._models import build_spec
+
+    values = {**_GOOD, **change}
+    built = _message(lambda: build_spec(**values, base_dir=tmp_path))
+    table = _message(lambda: spec_from_dict(_as_table(values), base_dir=tmp_path))
+    assert built == table and built.count(";") == table.count(";")
+
+
+def test_a_spec_built_from_python_values_equals_its_table(tmp_path):
+    from sweep.spec._models import MetricOptions, build_spec
+
+    built = build_spec(**_GOOD, base_dir=tmp_path)
+    assert built == spec_from_dict(_as_table(_GOOD), base_dir=tmp_path)
+    assert built.data.path == str((tmp_path / "prices.csv").resolve())
+    typed = build_spec(**{**_GOOD, "metrics": MetricOptions(bootstrap_reps=20, pbo_blocks=8)})
+    assert typed.metrics == built.metrics and typed.spec_hash != "" and built.spec_hash
