@@ -354,17 +354,21 @@ def _array_mismatches(
     ]
 
 
+def _presence(
+    part: str, name: str, recorded: bool, recomputed: bool
+) -> tuple[SummaryOutcome, list[Mismatch]]:
+    """A summary absent on one side or both: nothing to compare, or a mismatch."""
+    if not recorded and not recomputed:
+        return "none", []
+    shown = ("present" if recorded else "absent", "present" if recomputed else "absent")
+    return "differs", [Mismatch(None, None, part, name, *shown)]
+
+
 def _compare_null(
     part: str, recorded: NullSummary | None, recomputed: NullSummary | None
 ) -> tuple[SummaryOutcome, list[Mismatch]]:
-    if recorded is None and recomputed is None:
-        return "none", []
     if recorded is None or recomputed is None:
-        shown = (
-            "absent" if recorded is None else "present",
-            "absent" if recomputed is None else "present",
-        )
-        return "differs", [Mismatch(None, None, part, "null_summary", *shown)]
+        return _presence(part, "null_summary", recorded is not None, recomputed is not None)
     found: list[Mismatch] = []
     if recorded.n_configs != recomputed.n_configs:
         found.append(
@@ -387,14 +391,8 @@ def _compare_null(
 def _compare_folds(
     part: str, recorded: FoldSummary | None, recomputed: FoldSummary | None
 ) -> tuple[SummaryOutcome, list[Mismatch]]:
-    if recorded is None and recomputed is None:
-        return "none", []
     if recorded is None or recomputed is None:
-        shown = (
-            "absent" if recorded is None else "present",
-            "absent" if recomputed is None else "present",
-        )
-        return "differs", [Mismatch(None, None, part, "fold_summary", *shown)]
+        return _presence(part, "fold_summary", recorded is not None, recomputed is not None)
     found = _array_mismatches(part, "fold_summary.value", recorded.value, recomputed.value)
     found += _array_mismatches(part, "fold_summary.index", recorded.index, recomputed.index)
     return ("differs" if found else "match"), found
