@@ -117,24 +117,45 @@ def test_planner_settings_change_the_prediction():
 
 def test_plan_reads_the_usl_of_the_last_bench_scaling(tmp_path):
     import json
+    from dataclasses import replace
 
+    from sweep.common._jsonable import dumps
     from sweep.plan._preflight import bench_scaling
-    from sweep.store._bench_results import FORMAT
+    from sweep.store._bench_results import FitFailed, ScalingPoint, ScalingResult, UslFit
 
     assert bench_scaling(str(tmp_path)).linear  # nothing there: linear, and it says so
     assert "linear scaling" in bench_scaling(str(tmp_path)).source
-    doc = {
-        "format": FORMAT,
-        "kind": "scaling",
-        "generated": "2026-12-02T00:00:00+00:00",
-        "cluster_cpus": 8,
-        "fit": {"available": True, "sigma": 0.05, "kappa": 0.002},
-    }
-    (tmp_path / "scaling.json").write_text(json.dumps(doc))
+    result = ScalingResult(
+        generated="2026-12-02T00:00:00+00:00",
+        cluster_cpus=8,
+        max_workers=8,
+        cpus_per_task=1.0,
+        batch_size=64,
+        tasks=32,
+        configs=2048,
+        rounds=1,
+        warm_workers=8,
+        method="made up",
+        points=(ScalingPoint(1, 1, (1.0,), 2048.0),),
+        fit=UslFit(
+            sigma=0.05,
+            kappa=0.002,
+            gamma=2048.0,
+            peak_workers=21.8,
+            peak_throughput=9000.0,
+            r_squared=1.0,
+        ),
+    )
+    (tmp_path / "scaling.json").write_text(dumps(result.to_json()))
     usl = bench_scaling(str(tmp_path))
     assert (usl.sigma, usl.kappa) == (0.05, 0.002) and "USL" in usl.source
+    assert "2026-12-02T00:00:00+00:00, 8 CPUs" in usl.source
     assert usl.capacity(8) == pytest.approx(8 / (1 + 0.05 * 7 + 0.002 * 8 * 7))
-    doc["fit"] = {"available": False, "reason": "too few points"}
-    (tmp_path / "scaling.json").write_text(json.dumps(doc))
+    failed_fit = replace(result, fit=FitFailed(reason="too few points"))
+    (tmp_path / "scaling.json").write_text(dumps(failed_fit.to_json()))
     failed = bench_scaling(str(tmp_path))
     assert failed.linear and "too few points" in failed.source
+    doc = json.loads((tmp_path / "scaling.json").read_text())
+    del doc["points"]  # a file that is not a scaling result is not read
+    (tmp_path / "scaling.json").write_text(json.dumps(doc))
+    assert "no sweep bench scaling" in bench_scaling(str(tmp_path)).source
