@@ -70,6 +70,7 @@ class EnvironmentChange:
 
     def to_json(self) -> dict[str, object]:
         """``{"changes": [...]}``: what a session records once the change was checked."""
+        # Hand-written: a session records only the changes, not the version sets compared.
         return {"changes": list(self.changes)}
 
 

@@ -118,6 +118,7 @@ class PartEnvironment:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object (optional keys left out while unset)."""
+        # Hand-written: the part metadata format raysweep-environment-v1 (SIMD lists nested).
         doc: dict[str, Any] = {
             "format": ENVIRONMENT_FORMAT,
             "versions": dict(self.versions),
@@ -139,6 +140,7 @@ class PartEnvironment:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> PartEnvironment:
         """Read the object :meth:`to_json` writes (:class:`RunFolderError` if malformed)."""
+        # Hand-written: the part metadata format, read leniently in its optional keys.
         if not isinstance(doc, Mapping) or doc.get("format") != ENVIRONMENT_FORMAT:
             found = doc.get("format") if isinstance(doc, Mapping) else type(doc).__name__
             raise RunFolderError(
@@ -254,6 +256,7 @@ class EnvironmentUse:
 
     def to_json(self) -> dict[str, Any]:
         """``{"environment": record or null, "parts", "configs"}``."""
+        # Hand-written: it nests PartEnvironment's format, which the generic rule cannot.
         return {
             "environment": None if self.environment is None else self.environment.to_json(),
             "parts": self.parts,
@@ -263,6 +266,7 @@ class EnvironmentUse:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> EnvironmentUse:
         """Read what :meth:`to_json` writes."""
+        # Hand-written: the inverse of to_json above (PartEnvironment's format inside).
         env = doc.get("environment")
         return cls(
             environment=None if env is None else PartEnvironment.from_json(env),

@@ -202,7 +202,8 @@ def test_status_verify_and_plan_documents():
         "r", "n", "h", 2, 1, 0, 1, 1, [PartInfo("p", False, "bad")], (), None, None, None, live
     )
     doc = status.to_json()
-    assert list(doc)[-3:] == ["table_hash", "lock", "live"] and doc["bad_parts"][0]["name"] == "p"
+    assert list(doc)[-4:] == ["table_hash", "lock", "live", "environments"]
+    assert doc["bad_parts"][0]["name"] == "p"
     verify = Verification(1, [], [PartInfo("t", False, "x")], 1, 2, None, None)
     assert verify.to_json()["bad_telemetry"] == [{"name": "t", "reason": "x"}]
     wall = WallPrediction(10, 1, 10, 1, 0.5, 1.0, 0.5)
@@ -245,6 +246,11 @@ HAND_WRITTEN = {
         "LockInfo": {"from_bytes"},
     },
     "sweep/report/_build.py": {"Report": {"to_json"}},
+    "sweep/store/_part_environment.py": {
+        "PartEnvironment": {"to_json", "from_json"},
+        "EnvironmentUse": {"to_json", "from_json"},
+    },
+    "sweep/runner/_environment_check.py": {"EnvironmentChange": {"to_json"}},
 }
 _METHODS = {"to_json", "from_json", "from_bytes"}
 
