@@ -20,7 +20,7 @@ def main() -> None:
 
         ensure_numba_cache()
         from sweep.cli._app import main as cli_main
-    except (KeyboardInterrupt, ImportError) as exc:  # ImportError: an interrupted C extension
+    except (KeyboardInterrupt, ImportError, RuntimeError) as exc:  # see interrupt_behind
         interrupt = _interrupt_behind(exc)
         if interrupt is None:
             raise

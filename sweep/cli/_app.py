@@ -73,7 +73,7 @@ def _interruptible(func: Callable[P, R]) -> Callable[P, R]:
     def command(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
-        except (KeyboardInterrupt, ImportError) as exc:  # ImportError: see interrupt_behind
+        except (KeyboardInterrupt, ImportError, RuntimeError) as exc:  # see interrupt_behind
             interrupt = _signals.interrupt_behind(exc)
             if interrupt is None:
                 raise
@@ -1004,7 +1004,7 @@ def main() -> None:
         app()
     except USER_ERRORS as exc:
         raise SystemExit(_fail(exc, exit_code(exc)).exit_code) from None
-    except ImportError as exc:  # a Ctrl-C that landed in a C extension's initialisation
+    except (ImportError, RuntimeError) as exc:  # a Ctrl-C in an extension or __set_name__
         interrupt = _signals.interrupt_behind(exc)
         if interrupt is None:
             raise
