@@ -484,24 +484,21 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
     from sweep.runner._status import verify_run
 
     verification = verify_run(run_dir)
-    report = verification.to_json()
-    for check in report["bad_parts"]:
-        _say(err, f"BAD PART parts/{check['name']}: {check['reason']}")
-    for check in report["bad_telemetry"]:
-        _say(
-            err,
-            f"bad telemetry telemetry/{check['name']}: {check['reason']} (results unaffected)",
-        )
-    _say(out, f"parts verified: {report['good_parts']} good, {len(report['bad_parts'])} bad")
-    if report["bad_parts"]:
+    for part in verification.bad_parts:
+        _say(err, f"BAD PART parts/{part.name}: {part.reason}")
+    for part in verification.bad_telemetry:
+        _say(err, f"bad telemetry telemetry/{part.name}: {part.reason} (results unaffected)")
+    bad = len(verification.bad_parts)
+    _say(out, f"parts verified: {verification.good_parts} good, {bad} bad")
+    if bad:
         _say(err, "resume the sweep to recompute the configs of the bad parts")
         raise typer.Exit(1)
-    _say(out, f"configs: {report['done']:,} / {report['total']:,}")
+    _say(out, f"configs: {verification.done:,} / {verification.total:,}")
     _say(out, "\n".join(_environment_lines(verification.environments, "environments: ")))
-    if report["table_hash"]:
-        _say(out, f"table hash: {report['table_hash']}")
-    if report["null_summary_hash"]:
-        _say(out, f"null summary hash: {report['null_summary_hash']}")
+    if verification.table_hash:
+        _say(out, f"table hash: {verification.table_hash}")
+    if verification.null_summary_hash:
+        _say(out, f"null summary hash: {verification.null_summary_hash}")
 
 
 @app.command()

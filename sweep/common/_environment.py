@@ -16,9 +16,9 @@ import os
 import platform
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from sweep._version import ENGINE_VERSION
+from sweep.common._jsonable import JSONObject
 
 #: Libraries whose versions the report records (those installed).
 LIBRARIES = (
@@ -98,11 +98,11 @@ def library_versions() -> dict[str, str | None]:
     return dict(_installed_versions())
 
 
-def environment() -> dict[str, Any]:
+def environment() -> JSONObject:
     """Git commit (when the code is a checkout), Python and library versions, platform."""
     return {
         "git_commit": git_commit(),
-        "versions": library_versions(),
+        "versions": dict(library_versions()),
         "platform": platform.platform(),
     }
 

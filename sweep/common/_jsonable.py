@@ -5,9 +5,21 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
+
+if TYPE_CHECKING:
+    #: A value of strict JSON, as :func:`json.loads` returns it (recursive, for mypy).
+    JSONValue: TypeAlias = (
+        "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
+    )
+else:
+    # At run time a JSON value is opaque: the generic reader (:mod:`sweep.common._serial`)
+    # copies a field annotated with it as it is, without walking the recursive union.
+    JSONValue = Any
+#: A JSON object: what a record's ``to_json()`` writes and a field of foreign JSON holds.
+JSONObject: TypeAlias = dict[str, JSONValue]
 
 
 def to_jsonable(value: Any) -> Any:

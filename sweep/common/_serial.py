@@ -35,7 +35,7 @@ from typing import Any, Literal, Self, TypeVar, Union, get_args, get_origin
 
 import numpy as np
 
-from sweep.common._jsonable import to_jsonable
+from sweep.common._jsonable import JSONObject, to_jsonable
 from sweep.errors import SweepError
 
 T = TypeVar("T")
@@ -70,7 +70,7 @@ class JSONRecord:
 
     __slots__ = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The record's JSON object (strict: NaN and infinities as null)."""
         doc = to_jsonable(to_json(self))
         if not isinstance(doc, dict):  # pragma: no cover - a dataclass is written as an object

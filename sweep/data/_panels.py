@@ -11,11 +11,12 @@ of the parsed arrays, wherever they came from.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.signal import lfilter
 
 from stats import fixed_exp, fixed_log
@@ -45,7 +46,7 @@ def make_panel(
     dates: Any,
     assets: Any,
     close: Any,
-    fields: dict[str, Any] | None = None,
+    fields: Mapping[str, ArrayLike] | None = None,
     *,
     source: str = "panel",
     fill: str = "none",
@@ -84,7 +85,7 @@ def _validated_panel(
     idx: pd.DatetimeIndex,
     assets: Any,
     close: Any,
-    fields: dict[str, Any] | None,
+    fields: Mapping[str, ArrayLike] | None,
     source: str,
     row_name: RowName,
     *,

@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
 import pyarrow as pa
@@ -197,9 +197,13 @@ def config_returns(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[
 SUB_BATCH = 64
 
 
+#: One results column of a sub-batch: an array, or the per-config status/error strings.
+Column = NDArray[Any] | list[str] | list[str | None]
+
+
 @dataclass(frozen=True)
 class _Rows:
-    data: dict[str, Any]
+    data: dict[str, Column]
     errors: list[str | None]
     summary: NullSummary | None
     folds: FoldSummary | None
@@ -289,22 +293,24 @@ def _evaluate_rows(
     folds = None
     if metrics.fold_values is not None and (~failed).any():
         folds = summarize_folds(idx[~failed], metrics.fold_values[~failed])
-    data: dict[str, Any] = {"config_id": ids, "grid_index": idx, **params}
+    data: dict[str, Column] = {"config_id": ids, "grid_index": idx, **params}
     data["status"] = [STATUS_ERROR if e else STATUS_OK for e in errors]
     data["error"] = errors
     data.update(cols)
     return _Rows(data, errors, summary, folds)
 
 
-def _table(schema: pa.Schema, pieces: list[dict[str, Any]]) -> pa.Table:
+def _table(schema: pa.Schema, pieces: list[dict[str, Column]]) -> pa.Table:
     """The sub-batches' columns joined and converted to arrow once per column."""
     if not pieces:
         return schema.empty_table()
     arrays = []
     for f in schema:
         values = [piece[f.name] for piece in pieces]
-        joined = np.concatenate(values) if isinstance(values[0], np.ndarray) else [*chain(*values)]
-        arrays.append(pa.array(joined, type=f.type))
+        if isinstance(values[0], np.ndarray):
+            arrays.append(pa.array(np.concatenate(cast(list[NDArray[Any]], values)), type=f.type))
+        else:
+            arrays.append(pa.array([*chain(*values)], type=f.type))
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -335,7 +341,7 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
     retain_freed_memory()  # sub-batches reuse pages instead of faulting in fresh ones
     idx = np.asarray(indices, dtype=np.int64)
     schema = results_schema(sweep)
-    pieces: list[dict[str, Any]] = []
+    pieces: list[dict[str, Column]] = []
     errors: list[str | None] = []
     summaries: list[NullSummary] = []
     fold_summaries: list[FoldSummary] = []

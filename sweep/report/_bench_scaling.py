@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from sweep.report._load import RunData
 from sweep.report._sections import (
@@ -15,13 +17,16 @@ from sweep.report._sections import (
 )
 from sweep.store._bench_results import (
     DEFAULT_BENCH_DIR,
-    AmortizationResult,
     BenchResults,
-    OverheadResult,
-    ScalingResult,
     load_bench,
     local_reader,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+#: A report summary record of one bench result.
+S = TypeVar("S", bound="DataclassInstance")
 
 
 def _store_reader(run: RunData) -> Callable[[str], bytes | None]:
@@ -64,47 +69,9 @@ def find_bench(run: RunData, bench_dir: str | None) -> tuple[str | None, BenchRe
     return None, BenchResults(), searched
 
 
-def _overhead(r: OverheadResult) -> OverheadSummary:
-    return OverheadSummary(
-        workers=r.workers,
-        overhead_seconds=r.overhead_seconds,
-        per_byte_seconds=r.per_byte_seconds,
-        points=r.points,
-        method=r.method,
-        generated=r.generated,
-        cluster=r.cluster,
-        spec=r.spec,
-    )
-
-
-def _amortization(r: AmortizationResult) -> AmortizationSummary:
-    return AmortizationSummary(
-        batch_sizes=r.batch_sizes,
-        speedup=r.speedup,
-        fit=r.fit,
-        planner=r.planner,
-        comparison=r.comparison,
-        method=r.method,
-        generated=r.generated,
-        cluster=r.cluster,
-        spec=r.spec,
-    )
-
-
-def _scaling(r: ScalingResult) -> ScalingSummary:
-    return ScalingSummary(
-        cluster_cpus=r.cluster_cpus,
-        max_workers=r.max_workers,
-        cpus_per_task=r.cpus_per_task,
-        batch_size=r.batch_size,
-        tasks=r.tasks,
-        points=r.points,
-        fit=r.fit,
-        method=r.method,
-        generated=r.generated,
-        cluster=r.cluster,
-        spec=r.spec,
-    )
+def _summary(result: object, summary: type[S]) -> S:
+    """The report's summary of a bench result: the fields they share, as measured."""
+    return summary(**{f.name: getattr(result, f.name) for f in dataclasses.fields(summary)})
 
 
 def scaling_section(
@@ -136,7 +103,11 @@ def scaling_section(
     return ScalingSection(
         source=str(source),
         searched=tuple(searched),
-        overhead=None if found.overhead is None else _overhead(found.overhead),
-        amortization=None if found.amortization is None else _amortization(found.amortization),
-        scaling=None if found.scaling is None else _scaling(found.scaling),
+        overhead=None if found.overhead is None else _summary(found.overhead, OverheadSummary),
+        amortization=(
+            None
+            if found.amortization is None
+            else _summary(found.amortization, AmortizationSummary)
+        ),
+        scaling=None if found.scaling is None else _summary(found.scaling, ScalingSummary),
     ), found

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from sweep._version import ENGINE_VERSION
+from sweep.common._jsonable import JSONObject
 from sweep.common._serial import RecordFormatError, from_json, to_json
 from sweep.report import _report_plots as plots
 from sweep.report._bench_figures import plot_bench
@@ -60,9 +61,9 @@ class Report:
 
     # Hand-written: report.json is the rule applied to ``data`` alone (the figures are files
     # beside it), with NaN left for the writer to put as null.
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """What report.json holds, before NaN is written as null."""
-        return typing.cast(dict[str, Any], to_json(self.data))
+        return typing.cast(JSONObject, to_json(self.data))
 
 
 def report_from_json(doc: Any) -> ReportData:

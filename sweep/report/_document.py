@@ -106,9 +106,15 @@ def _axes_text(grid: GridRecord) -> str:
     return "; ".join(parts) + (f" ({', '.join(extra)})" if extra else "")
 
 
+def _as_list(value: object) -> list[object]:
+    """``value`` when it is a JSON array, else empty (a field absent from an older record)."""
+    return value if isinstance(value, list) else []
+
+
 def identity_blocks(d: IdentitySection) -> list[Block]:
     """Section 1."""
     data = d.data
+    assets = _as_list(data.get("assets"))
     code = d.code
     versions = ", ".join(f"{k} {v}" for k, v in code.versions.items() if v)
     strategy = d.strategy
@@ -121,7 +127,7 @@ def identity_blocks(d: IdentitySection) -> list[Block]:
             "data",
             (f"{d.data_origin}; " if d.data_origin else "")
             + f"sha256 {data.get('fingerprint')}; {num(data.get('n_periods'))} dates x "
-            f"{num(data.get('n_assets'))} assets ({', '.join(data.get('assets', []))}); "
+            f"{num(data.get('n_assets'))} assets ({', '.join(map(str, assets))}); "
             f"{data.get('first_date')} to {data.get('last_date')}",
         ),
         (

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from sweep.common._jsonable import JSONObject
 from sweep.common._serial import FLATTENED, OMIT_NONE
 from sweep.report._options import ReportOptions
 from sweep.report._run_scaling import RunScaling
@@ -36,9 +37,6 @@ from sweep.store._bench_results import (
 )
 from sweep.store._part_environment import EnvironmentUse
 from sweep.store._record import ExecutorChoice, GridRecord, Plan, StrategyRef
-
-#: A JSON object whose shape another module owns (spec, data description, environment).
-JSONObject = Mapping[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)

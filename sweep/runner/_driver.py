@@ -143,7 +143,7 @@ class RunOptions(TypedDict, total=False):
     progress: bool
     address: str | None
     workers: int | None
-    planner: PlannerSettings | None
+    planner: PlannerSettings
     allow_environment_change: bool
 
 
@@ -233,8 +233,8 @@ def run_sweep(
         How to run it (default :class:`RunSettings()`).
     **options
         Any field of :class:`RunSettings` (``executor``, ``batch_size``, ``on_error``,
-        ``progress``, ``address``, ``workers``, ``planner``, ``allow_environment_change``;
-        ``planner=None`` means the default), overriding ``settings``.
+        ``progress``, ``address``, ``workers``, ``planner``, ``allow_environment_change``),
+        overriding ``settings``.
 
     Returns
     -------
@@ -248,8 +248,7 @@ def run_sweep(
         not allowed, or a sample re-computed here does not match (exit 2).
     """
     sweep = spec if isinstance(spec, ResolvedSweep) else resolve(spec)
-    changes: dict[str, Any] = {k: v for k, v in options.items() if v is not None or k != "planner"}
-    settings = replace(settings or RunSettings(), **changes)
+    settings = replace(settings or RunSettings(), **options)
     settings.check()
     check_driver_memory(len(sweep.grid))
     with sigterm_as_interrupt() as rearm:

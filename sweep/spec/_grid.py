@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sweep.common._jsonable import JSONObject
 from sweep.errors import GridError
 from sweep.spec._constraints import Constraint
 
@@ -76,7 +77,7 @@ class Axis:
     def __len__(self) -> int:
         return int(self.values.shape[0])
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         """Return a JSON-ready description (name, dtype, size, first and last value)."""
         first, last = self.values[0].item(), self.values[-1].item()
         return {
@@ -499,7 +500,7 @@ class Grid:
         for lo in range(0, n, size):
             yield np.arange(lo, min(lo + size, n), dtype=np.int64)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JSONObject:
         """Return a JSON-ready description of the grid (axes, zip groups, constraints, size)."""
         return {
             "size": len(self),

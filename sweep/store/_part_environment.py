@@ -34,6 +34,7 @@ from sweep.common._environment import (
     numpy_simd,
     result_versions,
 )
+from sweep.common._jsonable import JSONObject
 from sweep.errors import RunFolderError
 from sweep.store._record import Manifest, PartInfo
 from sweep.store._run_store import RunStore
@@ -116,10 +117,10 @@ class PartEnvironment:
         """The recorded version of ``name`` (None when not recorded or not installed)."""
         return dict(self.versions).get(name)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The JSON object (optional keys left out while unset)."""
         # Hand-written: the part metadata format raysweep-environment-v1 (SIMD lists nested).
-        doc: dict[str, Any] = {
+        doc: JSONObject = {
             "format": ENVIRONMENT_FORMAT,
             "versions": dict(self.versions),
             "machine": self.machine,
@@ -254,7 +255,7 @@ class EnvironmentUse:
         units = unit if self.parts == 1 else ("batches" if unit == "batch" else f"{unit}s")
         return f"{what}: {self.parts:,} {units}, {self.configs:,} configs"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """``{"environment": record or null, "parts", "configs"}``."""
         # Hand-written: it nests PartEnvironment's format, which the generic rule cannot.
         return {

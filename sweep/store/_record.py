@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from sweep.common._jsonable import JSONObject
 from sweep.common._serial import OMIT_NONE, SKIPPED, JSONRecord, RecordFormatError
 from sweep.errors import RunFolderError
 from sweep.spec._provenance import Provenance
@@ -103,9 +104,9 @@ class RunKey:
 
     # Hand-written: the keys it does not know are kept (``extra``), so that a part's binding
     # hashes exactly what a folder recorded; the empty metrics and a missing seed are left out.
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The manifest's ``identity`` object (keys in their recorded order)."""
-        doc: dict[str, object] = {
+        doc: JSONObject = {
             "spec_hash": self.spec_hash,
             "data_fingerprint": self.data_fingerprint,
         }
@@ -213,7 +214,7 @@ class GridRecord:
 
     # Hand-written: the object is :meth:`sweep.spec._grid.Grid.describe`'s, kept whole (it
     # owns the shape); the record reads only the size and the axes from it.
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The object as recorded."""
         return dict(self.doc)
 
@@ -480,15 +481,15 @@ class Manifest:
     # Hand-written: both ways, for format v1's key order (``identity``, ``provenance`` between
     # ``data`` and ``grid``); reading refuses another format by name, checks the objects a
     # run folder needs and names the folder in every error.
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """The JSON document, keys in the order format :data:`FORMAT` writes them."""
-        doc: dict[str, object] = {
+        doc: JSONObject = {
             "format": self.format,
             "engine_version": self.engine_version,
             "created": self.created,
             "identity": self.run_key.to_json(),
-            "spec": self.spec,
-            "data": self.data,
+            "spec": dict(self.spec),
+            "data": dict(self.data),
         }
         if self.provenance is not None:
             doc["provenance"] = self.provenance.to_json()

@@ -43,6 +43,7 @@ from sweep.common._fs import (
     open_run_filesystem,
     parquet_bytes,
 )
+from sweep.common._jsonable import JSONObject
 from sweep.errors import RunFolderError, RunLockedError
 from sweep.spec._provenance import PANEL_COPY, Provenance
 from sweep.spec._resolve import ResolvedSweep
@@ -137,7 +138,7 @@ def provenance_of(sweep: ResolvedSweep) -> Provenance:
     return Provenance(origin, sweep.strategy_source)
 
 
-def data_description(sweep: ResolvedSweep, provenance: Provenance) -> dict[str, Any]:
+def data_description(sweep: ResolvedSweep, provenance: Provenance) -> JSONObject:
     """Return the manifest's ``data``: the panel's description and where it came from.
 
     :meth:`Panel.describe`, the origin's one line (``source``) and, for a panel with
