@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from stats import fit_amortization
 from sweep.bench._workload import workload_indices
+from sweep.common._range_set import RangeSet
 from sweep.errors import USER_ERRORS
 from sweep.executors import RayExecutor
 from sweep.executors._task import evaluate_on_worker
@@ -119,7 +120,7 @@ def _stream(
 
 def _planner_estimate(executor: RayExecutor, sweep: ResolvedSweep, n: int) -> Plan | PlannerFailed:
     """The planner's plan for ``n`` configs on this cluster (or the error it raised)."""
-    todo = np.arange(min(n, len(sweep.grid)), dtype=np.int64)
+    todo = RangeSet.full(min(n, len(sweep.grid)))
     try:
         plan, _ = plan_batches(executor, todo, None, lambda outcome: 0.0, PlannerSettings())
     except USER_ERRORS as exc:

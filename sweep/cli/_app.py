@@ -124,6 +124,13 @@ class OnErrorMode(StrEnum):
     raise_ = "raise"
 
 
+class TableHashVersion(StrEnum):
+    """The table hash a new run folder carries (``sweep run --table-hash``)."""
+
+    v1 = "v1"
+    v2 = "v2"
+
+
 class OutputFormat(StrEnum):
     """Output formats of ``sweep results``."""
 
@@ -208,6 +215,15 @@ AllowEnvironmentOpt = Annotated[
         "numba, ...) once 16 of its finished configs re-computed here match bit for bit.",
     ),
 ]
+TableHashOpt = Annotated[
+    TableHashVersion | None,
+    typer.Option(
+        "--table-hash",
+        help="The table hash a new run folder carries: v2 (the default; combined from the "
+        "parts) or v1 (the whole-table hash of raysweep 0.2.0 and before, to compare with a "
+        "hash it published). An existing folder keeps its own.",
+    ),
+]
 AllowImportOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -251,7 +267,12 @@ def _run_options(
     )
 
 
-def _execute(spec: SweepSpec | ResolvedSweep, run_dir: str, options: _RunOptions) -> None:
+def _execute(
+    spec: SweepSpec | ResolvedSweep,
+    run_dir: str,
+    options: _RunOptions,
+    table_hash: TableHashVersion | None = None,
+) -> None:
     from sweep.runner._driver import run_sweep
 
     try:
@@ -265,6 +286,7 @@ def _execute(spec: SweepSpec | ResolvedSweep, run_dir: str, options: _RunOptions
             address=options.address,
             workers=options.workers,
             allow_environment_change=options.allow_environment_change,
+            table_hash_version=None if table_hash is None else table_hash.value,
         )
     except KeyboardInterrupt as exc:
         raise _interrupted(exc, _interrupted_run(run_dir)) from None
@@ -331,13 +353,14 @@ def run(
     on_error: OnErrorOpt = OnErrorMode.record,
     quiet: QuietOpt = False,
     allow_environment_change: AllowEnvironmentOpt = False,
+    table_hash: TableHashOpt = None,
 ) -> None:
     """Run a sweep (or continue it, if the run folder already holds it)."""
     options = _run_options(
         executor, address, workers, batch_size, on_error, quiet, allow_environment_change
     )
     sweep_spec = _load_spec(spec)
-    _execute(sweep_spec, run_dir or str(Path("runs") / sweep_spec.name), options)
+    _execute(sweep_spec, run_dir or str(Path("runs") / sweep_spec.name), options, table_hash)
 
 
 @app.command()
@@ -398,6 +421,7 @@ def status(
         f"driver:        {_driver_text(info.lock)}",
         *_live_lines(info.live),
         f"table hash:    {info.table_hash or '- (until every config is done)'}",
+        f"hash version:  {info.table_hash_version}",
     ]
     if info.live is not None:
         lines.append(f"next:          a driver is running; follow it with: sweep status {run_dir}")
@@ -497,8 +521,18 @@ def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI)
     _say(out, "\n".join(_environment_lines(verification.environments, "environments: ")))
     if verification.table_hash:
         _say(out, f"table hash: {verification.table_hash}")
+    _say(out, f"hash version: {verification.table_hash_version}")
     if verification.null_summary_hash:
         _say(out, f"null summary hash: {verification.null_summary_hash}")
+    for name in verification.digest_mismatches:
+        _say(
+            err,
+            f"BAD DIGEST parts/{name}: the row digest stored in the part does not match its "
+            "rows (the table hash above is of the rows; the part was rewritten after it was "
+            "computed)",
+        )
+    if verification.digest_mismatches:
+        raise typer.Exit(1)
 
 
 @app.command()

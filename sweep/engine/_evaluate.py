@@ -41,6 +41,7 @@ from sweep.spec._resolve import ResolvedSweep
 from sweep.store._fold_summary import with_folds
 from sweep.store._null_summary import with_summary
 from sweep.store._part_environment import with_environment
+from sweep.store._row_set_hash import with_part_digest
 
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
@@ -335,7 +336,9 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
         bootstraps, the table's schema metadata carries the batch's null summary
         (:mod:`sweep.store._null_summary`); it always carries the environment record of
         the process that computed it (:mod:`sweep.store._part_environment`: versions, CPU,
-        dispatch), so the part's sha256 name covers where its bits came from.
+        dispatch), so the part's sha256 name covers where its bits came from, and the
+        batch's share of the v2 table hash (:mod:`sweep.store._row_set_hash`: computed on
+        the worker, so the driver only adds one value per part).
     """
     start = time.perf_counter()
     retain_freed_memory()  # sub-batches reuse pages instead of faulting in fresh ones
@@ -363,6 +366,7 @@ def evaluate_batch(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> BatchRes
     table = with_summary(table, merge_null_summaries(summaries) if summaries else None)
     table = with_folds(table, merge_fold_summaries(fold_summaries) if fold_summaries else None)
     table = with_environment(table)
+    table = with_part_digest(table, len(sweep.grid))  # the part's share of the v2 table hash
     first = next((e for e in errors if e), None)
     n_errors = sum(e is not None for e in errors)
     return BatchResult(table, time.perf_counter() - start, n_errors, first)

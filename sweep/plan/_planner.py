@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from stats import AmortizationLaw, fit_amortization
+from sweep.common._range_set import RangeSet
 from sweep.errors import StatsInputError
 from sweep.executors._base import BatchOutcome, Executor
 from sweep.store._record import PilotTask, Plan
@@ -111,19 +111,19 @@ def small_plan(n_todo: int, workers: int, settings: PlannerSettings) -> Plan | N
 
 def plan_batches(
     executor: Executor,
-    todo: NDArray[np.int64],
+    todo: RangeSet,
     requested: int | None,
     on_pilot: Callable[[BatchOutcome], float],
     settings: PlannerSettings = PlannerSettings(),
-) -> tuple[Plan, NDArray[np.int64]]:
+) -> tuple[Plan, RangeSet]:
     """Measure, choose the batch size, and return it with the configs still to run.
 
     Parameters
     ----------
     executor : Executor
         A started executor.
-    todo : ndarray of int64
-        Grid positions still to run, in canonical order.
+    todo : RangeSet
+        Grid positions still to run (drawn in ascending, canonical order).
     requested : int or None
         A fixed batch size (``batch_size``), or None for automatic.
     on_pilot : callable
@@ -136,18 +136,18 @@ def plan_batches(
     -------
     plan : Plan
         The choice and its inputs.
-    remaining : ndarray of int64
+    remaining : RangeSet
         ``todo`` without the pilot's configs.
     """
     workers = executor.workers
     if requested is not None:
         return Plan(batch_size=requested, source="fixed (--batch-size)"), todo
-    small = small_plan(int(todo.shape[0]), workers, settings)
+    small = small_plan(len(todo), workers, settings)
     if small is not None:
         return small, todo
     # Warm-up: one single-config task per worker, at once, so every worker has imported the
     # strategy and loaded its compiled kernels before anything is timed (results are kept).
-    for outcome in executor.run([todo[i : i + 1] for i in range(workers)]):
+    for outcome in executor.run([todo.take(i, i + 1) for i in range(workers)]):
         on_pilot(outcome)
     pilots = _run_pilots(executor, todo, workers, on_pilot)
     # Transport: no-op probes carrying a result of the real size, or the pilots' own round
@@ -155,12 +155,12 @@ def plan_batches(
     probe = executor.measure_overhead(pilots.result_bytes)
     trips = [r.round_trip_overhead_seconds for r in pilots.tasks]
     transport = max(probe, float(np.median(trips)))
-    remaining = todo[pilots.used :]
+    remaining = todo.drop(pilots.used)
     plan = law_plan(
         pilots.tasks,
         transport,
         workers=workers,
-        n_todo=remaining.shape[0],
+        n_todo=len(remaining),
         settings=settings,
         source="auto (amortization law)",
         probe=probe,
@@ -238,7 +238,7 @@ class _Pilots:
 
 def _run_pilots(
     executor: Executor,
-    todo: NDArray[np.int64],
+    todo: RangeSet,
     workers: int,
     on_pilot: Callable[[BatchOutcome], float],
 ) -> _Pilots:
@@ -249,10 +249,10 @@ def _run_pilots(
     """
     tasks: list[PilotTask] = []
     used, size, nbytes = workers, PILOT_FIRST, 0
-    budget = max(2 * PILOT_FIRST * workers, todo.shape[0] // 10)
+    budget = max(2 * PILOT_FIRST * workers, len(todo) // 10)
     while True:
         # One pilot batch of the round's size per worker, run at once (no worker idles).
-        round_batches = [todo[used + k * size : used + (k + 1) * size] for k in range(workers)]
+        round_batches = [todo.take(used + k * size, used + (k + 1) * size) for k in range(workers)]
         used += sum(b.shape[0] for b in round_batches)
         for outcome in executor.run(round_batches):
             write_s = on_pilot(outcome)

@@ -38,6 +38,7 @@ from itertools import pairwise
 import numpy as np
 from numpy.typing import NDArray
 
+from sweep.common._range_set import RangeSet
 from sweep.executors._base import BatchOutcome, Executor
 from sweep.plan._planner import PILOT_FIRST, PlannerSettings, clamp_batch, law_plan, small_plan
 from sweep.store._record import PilotTask, Plan, TaskTelemetry
@@ -51,8 +52,8 @@ class PlanningStream:
 
     Parameters
     ----------
-    todo : ndarray of int64
-        Grid positions still to run, in canonical order.
+    todo : RangeSet
+        Grid positions still to run (drawn in ascending, canonical order, a batch at a time).
     workers : int
         Batches that run at once (two or more: with one, the driver's part write runs in
         series with the work and :func:`sweep.plan._planner.plan_batches` plans).
@@ -64,7 +65,7 @@ class PlanningStream:
 
     def __init__(
         self,
-        todo: NDArray[np.int64],
+        todo: RangeSet,
         workers: int,
         settings: PlannerSettings,
         on_plan: Callable[[Plan], None],
@@ -87,10 +88,10 @@ class PlanningStream:
 
     def batches(self) -> Iterator[NDArray[np.int64]]:
         """Every batch of the session, sized as the plan stands when each is drawn."""
-        n = self.todo.shape[0]
+        n = len(self.todo)
         while self.taken < n:
             kind, size = self._next()
-            batch = self.todo[self.taken : self.taken + size]
+            batch = self.todo.take(self.taken, self.taken + size)
             if kind:
                 self._kinds[int(batch[0])] = kind
             self.taken += batch.shape[0]
@@ -114,7 +115,7 @@ class PlanningStream:
         """
         assert self.plan is not None
         size = self.plan.batch_size
-        left = int(self.todo.shape[0]) - self.taken
+        left = len(self.todo) - self.taken
         if self._tail_size == 0 and left < self.workers * size:
             self._tail_size = max(1, -(-left // self.workers))
         return self._tail_size or size
@@ -129,7 +130,7 @@ class PlanningStream:
         if not self._timings:
             return 4 * PILOT_FIRST
         rough = max(t.compute_seconds / t.n_configs for t in self._timings)
-        size, _ = clamp_batch(math.inf, self.todo.shape[0], self.workers, rough, self.settings)
+        size, _ = clamp_batch(math.inf, len(self.todo), self.workers, rough, self.settings)
         return size
 
     def observe(self, outcome: BatchOutcome, write_seconds: float) -> None:
@@ -194,7 +195,7 @@ class PlanningStream:
             self._tasks,
             between_tasks(self._timings),
             workers=self.workers,
-            n_todo=int(self.todo.shape[0]),
+            n_todo=len(self.todo),
             settings=self.settings,
             source="auto (amortization law, planned while running)",
         )
@@ -227,7 +228,7 @@ def between_tasks(timings: list[TaskTelemetry]) -> float:
 
 def plan_while_running(
     executor: Executor,
-    todo: NDArray[np.int64],
+    todo: RangeSet,
     on_outcome: Callable[[BatchOutcome], float],
     settings: PlannerSettings,
 ) -> Plan:
@@ -241,8 +242,8 @@ def plan_while_running(
     ----------
     executor : Executor
         A started executor with two workers or more.
-    todo : ndarray of int64
-        Grid positions, in canonical order.
+    todo : RangeSet
+        Grid positions (drawn in ascending, canonical order).
     on_outcome : callable
         Called with each finished batch; returns the seconds spent writing it.
     settings : PlannerSettings
@@ -253,7 +254,7 @@ def plan_while_running(
     Plan
         The plan (``small sweep (no pilot)`` when the grid is too small for pilots).
     """
-    small = small_plan(int(todo.shape[0]), executor.workers, settings)
+    small = small_plan(len(todo), executor.workers, settings)
     if small is not None:
         return small
     stream = PlanningStream(todo, executor.workers, settings, lambda plan: None)

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
+from sweep.common._range_set import RangeSet
 from sweep.common._serial import FLATTENED, JSONRecord
 from sweep.engine._evaluate import evaluate_batch
 from sweep.executors import BatchOutcome, Executor, make_executor
@@ -209,7 +210,7 @@ def measure(
     """
     settings = settings or PlannerSettings()
     exe = make_executor(kind, address=address, workers=workers)
-    todo = np.arange(len(sweep.grid), dtype=np.int64)
+    todo = RangeSet.full(len(sweep.grid))
     with tempfile.TemporaryDirectory(prefix="sweep-plan-") as folder:
         writer = _PilotWriter(folder)
         t0 = time.perf_counter()

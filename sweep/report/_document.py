@@ -165,6 +165,7 @@ def integrity_blocks(d: IntegritySection) -> list[Block]:
     )
     rows = [
         ("table hash", hash_text),
+        ("table hash version", d.table_hash_version or "–"),
         (
             "recorded by the driver",
             f"{d.recorded_table_hash or '–'}"

@@ -107,4 +107,5 @@ def integrity_section(run: RunData) -> IntegritySection:
         recheck=f"sweep verify {run.location}",
         environments=environment_uses(run.store, checks),
         reproduce=f"sweep reproduce {run.location}",
+        table_hash_version=run.table_hash_version,
     )

@@ -17,7 +17,7 @@ from sweep.store._fold_summary import merged_folds
 from sweep.store._null_summary import merged_summary
 from sweep.store._record import Manifest
 from sweep.store._run_store import QUARANTINE, PartCheck, RunStore, read_run
-from sweep.store._table_hash import canonical_order, hash_columns
+from sweep.store._table_hash import TABLE_HASH_V1, canonical_order, hash_columns, table_hash
 
 #: Telemetry rows are ordered by these columns (those present), so the report does not
 #: depend on the order the files are listed in.
@@ -42,7 +42,8 @@ class RunData:
         The results of the parts that verified, sorted by ``config_id``, one row per config
         (empty when no good part exists).
     table_hash : str or None
-        Hash of those results (:func:`sweep.table_hash`), whatever their completeness.
+        Hash of those results (:func:`sweep.table_hash`), whatever their completeness, in
+        the version the folder carries (``table_hash_version``), recomputed from the rows.
     telemetry : pandas.DataFrame or None
         One row per task, in a canonical order.
     quarantined : list of str
@@ -57,6 +58,8 @@ class RunData:
         Rows of the good parts together (more than ``len(results)`` if a batch was repeated).
     fold_summary : FoldSummary or None
         The good parts' fold summaries merged (None without ``[validation]``).
+    table_hash_version : str
+        The table hash version the folder carries.
     """
 
     location: str
@@ -71,6 +74,7 @@ class RunData:
     row_order: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     rows_in_parts: int = 0
     fold_summary: FoldSummary | None = None
+    table_hash_version: str = TABLE_HASH_V1
 
     def block_statistics(
         self, rows: NDArray[np.int64]
@@ -131,7 +135,7 @@ class RunData:
 
 
 def _good_results(
-    store: RunStore, checks: list[PartCheck], left_out: set[str]
+    store: RunStore, checks: list[PartCheck], left_out: set[str], version: str
 ) -> tuple[
     pd.DataFrame, str | None, NullSummary | None, NDArray[np.int64], int, FoldSummary | None
 ]:
@@ -152,6 +156,7 @@ def _good_results(
     folds = merged_folds(t.schema for t in tables)
     table = pa.concat_tables(tables, promote_options="none")
     del tables
+    v2 = None if version == TABLE_HASH_V1 else table_hash(table, version=version)
     rows_in_parts = table.num_rows
     order = canonical_order(table.column("config_id"))  # a repeated batch counts once
     unsorted = dict(zip(table.column_names, table.columns, strict=True))
@@ -165,7 +170,12 @@ def _good_results(
                 columns[name] = column.to_pandas()
             yield name, column
 
-    digest = hash_columns(len(order), taken())
+    if v2 is None:
+        digest = hash_columns(len(order), taken())
+    else:  # v2 was hashed from the rows above; the columns are only put in order
+        for _ in taken():
+            pass
+        digest = v2
     results = pd.DataFrame(columns, copy=False)
     if merged is not None and len(results) < rows_in_parts:
         p = results["p_value"].to_numpy(dtype=np.float64)
@@ -191,7 +201,7 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
     store, manifest, checks = record.store, record.manifest, list(record.parts)
     sums_cols, sq_cols = block_columns(manifest.run_key.pbo_blocks)
     results, digest, null_summary, row_order, rows_in_parts, folds = _good_results(
-        store, checks, set(sums_cols + sq_cols)
+        store, checks, set(sums_cols + sq_cols), manifest.hash_version
     )
     pa.default_memory_pool().release_unused()  # the parts' buffers, freed but kept
     telemetry_table = record.telemetry()
@@ -214,4 +224,5 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
         row_order=row_order,
         rows_in_parts=rows_in_parts,
         fold_summary=folds,
+        table_hash_version=manifest.hash_version,
     )

@@ -144,7 +144,8 @@ class IntegritySection:
     ``environments`` lists every environment that computed the good parts, with their part
     and config counts (:class:`sweep.store._part_environment.EnvironmentUse`; parts
     written before parts recorded one are one use with ``environment = null``);
-    ``reproduce`` is the command that re-computes a sample here and compares it.
+    ``reproduce`` is the command that re-computes a sample here and compares it;
+    ``table_hash_version`` the version of the table hashes (the folder's).
     """
 
     table_hash: str | None
@@ -162,6 +163,7 @@ class IntegritySection:
     recheck: str
     environments: tuple[EnvironmentUse, ...] = ()
     reproduce: str = ""
+    table_hash_version: str = ""
 
 
 # --- 3. execution -------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """The driver: open the run folder, plan, stream batches through an executor, write parts.
 
-The driver never holds more than the in-flight batches' results: the work still to do is one
-int64 array of grid positions, consumed lazily in batches; each finished batch is written as
-a part as soon as it arrives. A SIGKILL loses at most the batches in flight; Ctrl-C (or
-SIGTERM, raised as :class:`sweep.common._signals.Terminated`) stops after the part being written,
-records the session as interrupted and releases the lock; the CLI exits 130 (143).
+The driver never holds more than the in-flight batches' results: the configs done and the work
+still to do are sets of ranges of grid positions (:class:`sweep.common._range_set.RangeSet`, a
+few ranges per part, never a byte per config), and the to-do list is drawn a batch at a time;
+each finished batch is written as a part as soon as it arrives. A SIGKILL loses at most the
+batches in flight; Ctrl-C (or SIGTERM, raised as :class:`sweep.common._signals.Terminated`)
+stops after the part being written, records the session as interrupted and releases the
+lock; the CLI exits 130 (143).
 """
 
 from __future__ import annotations
@@ -12,18 +14,16 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, Unpack
 
-import numpy as np
-from numpy.typing import NDArray
-
 from sweep._version import ENGINE_VERSION
 from sweep.common._environment import environment
+from sweep.common._range_set import RangeSet
 from sweep.common._signals import sigterm_as_interrupt
 from sweep.engine._evaluate import results_schema
-from sweep.errors import ConfigFailedError, ExecutionError, GridError, RunFolderError
+from sweep.errors import ConfigFailedError, ExecutionError, RunFolderError
 from sweep.executors import BatchOutcome, Executor, make_executor
 from sweep.plan._auto import choose_executor
 from sweep.plan._planner import PlannerSettings, plan_batches, small_plan
@@ -41,11 +41,9 @@ from sweep.spec._resolve import ResolvedSweep, resolve
 from sweep.store._record import ExecutorChoice, LockInfo, Plan, Session
 from sweep.store._results import results_hash
 from sweep.store._run_store import TELEMETRY, RunRecord, RunStore, utc_now
+from sweep.store._table_hash import CURRENT_TABLE_HASH, hash_version
 
 OnError = Literal["record", "raise"]
-
-#: Driver memory per config: one byte of done mask, eight of to-do grid position.
-DRIVER_BYTES_PER_CONFIG = 9
 
 
 @dataclass(frozen=True)
@@ -72,6 +70,8 @@ class RunSummary:
         How the session ended: ``completed`` (every config done), ``incomplete`` (the
         executor stopped before every config was done; a resume continues), ``interrupted``
         or ``failed``.
+    table_hash_version : str or None
+        The version of ``table_hash`` (the folder's: ``raysweep-table-v2`` for new runs).
     """
 
     run_dir: str
@@ -84,6 +84,7 @@ class RunSummary:
     plan: Plan
     status: str
     executor_choice: ExecutorChoice | None = None
+    table_hash_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,10 @@ class RunSettings:
         numpy, numba, llvmlite, pandas, pyarrow, scipy, raysweep) than this process has,
         once a sample of its finished configs re-computed here matches bit for bit; without
         it such a run is refused (:mod:`sweep.runner._environment_check`).
+    table_hash_version : str or None
+        The table hash a *new* run folder carries: ``raysweep-table-v2`` (the default) or
+        ``raysweep-table-v1`` (``v1``/``v2`` accepted), e.g. to compare with a hash published
+        by an older raysweep. An existing folder keeps its own; naming another is refused.
     """
 
     executor: str | Executor = "auto"
@@ -123,15 +128,21 @@ class RunSettings:
     workers: int | None = None
     planner: PlannerSettings = field(default_factory=PlannerSettings)
     allow_environment_change: bool = False
+    table_hash_version: str | None = None
 
     def check(self) -> None:
-        """Refuse (:class:`RunFolderError`) a batch size or error mode out of range."""
+        """Refuse (:class:`RunFolderError`) a batch size, error mode or hash version unknown."""
         if self.batch_size is not None and self.batch_size < 1:
             raise RunFolderError(
                 f"batch_size: expected a positive integer or None, got {self.batch_size}"
             )
         if self.on_error not in ("record", "raise"):
             raise RunFolderError(f"on_error: expected 'record' or 'raise', got {self.on_error!r}")
+        if self.table_hash_version is not None:
+            try:
+                hash_version(self.table_hash_version)
+            except ValueError as exc:
+                raise RunFolderError(str(exc)) from exc
 
 
 class RunOptions(TypedDict, total=False):
@@ -145,73 +156,40 @@ class RunOptions(TypedDict, total=False):
     workers: int | None
     planner: PlannerSettings
     allow_environment_change: bool
+    table_hash_version: str | None
 
 
-def _batches(todo: NDArray[np.int64], size: int) -> Iterator[NDArray[np.int64]]:
-    for lo in range(0, todo.shape[0], size):
-        yield todo[lo : lo + size]
-
-
-def available_memory() -> int | None:
-    """Bytes of memory this machine can still give a process (None where unknown).
-
-    ``MemAvailable`` of ``/proc/meminfo`` on Linux, else the free physical pages.
-    """
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def _size(n_bytes: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n_bytes < 1024 or unit == "GiB":
-            return f"{n_bytes:,.0f} {unit}" if unit == "B" else f"{n_bytes:,.1f} {unit}"
-        n_bytes /= 1024
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def check_driver_memory(n_configs: int) -> None:
-    """Refuse a grid whose done mask and to-do list would not fit in this machine's memory.
-
-    Parameters
-    ----------
-    n_configs : int
-        Configs in the grid.
-    """
-    need = n_configs * DRIVER_BYTES_PER_CONFIG
-    have = available_memory()
-    if have is not None and need > have:
-        raise GridError(
-            f"grid: {n_configs:,} configs need about {_size(need)} of driver memory (a done "
-            f"flag and a to-do position per config, {DRIVER_BYTES_PER_CONFIG} bytes each), but "
-            f"this machine has {_size(have)} available; split the sweep into smaller grids or "
-            "run the driver on a machine with more memory"
+def _check_hash_version(store: RunStore, wanted: str | None) -> None:
+    """Refuse to continue a folder under another table hash version than the one named."""
+    if wanted is None:
+        return
+    have = store.load_manifest().hash_version
+    if hash_version(wanted) != have:
+        raise RunFolderError(
+            f"run folder {store.location!r} carries table hash {have}; it cannot change to "
+            f"{hash_version(wanted)} (leave the version out to continue it, or use a new "
+            "--run-dir)"
         )
 
 
-def _open_store(store: RunStore, sweep: ResolvedSweep) -> None:
+def _open_store(store: RunStore, sweep: ResolvedSweep, hash_wanted: str | None) -> None:
     if store.exists():
         store.check_compatible(sweep)
+        _check_hash_version(store, hash_wanted)
         return
     if not store.is_fresh():
         raise RunFolderError(
             f"run folder {store.location!r} exists, is not empty and has no manifest.json; "
             "choose an empty or new folder"
         )
+    version = CURRENT_TABLE_HASH if hash_wanted is None else hash_version(hash_wanted)
     try:
-        store.create(sweep, results_schema(sweep))
+        store.create(sweep, results_schema(sweep), version)
     except RunFolderError:
         if not store.exists():
             raise
         store.check_compatible(sweep)  # another driver created it just now: join it
+        _check_hash_version(store, hash_wanted)
 
 
 def run_sweep(
@@ -233,8 +211,8 @@ def run_sweep(
         How to run it (default :class:`RunSettings()`).
     **options
         Any field of :class:`RunSettings` (``executor``, ``batch_size``, ``on_error``,
-        ``progress``, ``address``, ``workers``, ``planner``, ``allow_environment_change``),
-        overriding ``settings``.
+        ``progress``, ``address``, ``workers``, ``planner``, ``allow_environment_change``,
+        ``table_hash_version``), overriding ``settings``.
 
     Returns
     -------
@@ -250,10 +228,9 @@ def run_sweep(
     sweep = spec if isinstance(spec, ResolvedSweep) else resolve(spec)
     settings = replace(settings or RunSettings(), **options)
     settings.check()
-    check_driver_memory(len(sweep.grid))
     with sigterm_as_interrupt() as rearm:
         store = RunStore(run_dir)
-        _open_store(store, sweep)
+        _open_store(store, sweep, settings.table_hash_version)
         with store.locked() as took_over:
             quarantined, record = _clean_folder(store)
             change, recorded = check_environment(record, settings.allow_environment_change)
@@ -379,7 +356,7 @@ class _SessionRun:
         self.failed += outcome.result.n_errors
         return time.perf_counter() - t0
 
-    def _stream(self, todo: NDArray[np.int64], bar: SweepProgress) -> None:
+    def _stream(self, todo: RangeSet, bar: SweepProgress) -> None:
         """Plan on the started executor, then run every remaining batch.
 
         In-process (or with a fixed batch size) the planner's pilots run first and the rest
@@ -403,7 +380,7 @@ class _SessionRun:
             choice = self._move(choice)
         self.choice = choice
         if settings.batch_size is None and self.exe.workers > 1:
-            streamed = small_plan(int(todo.shape[0]), self.exe.workers, settings.planner)
+            streamed = small_plan(len(todo), self.exe.workers, settings.planner)
             if streamed is None:
                 self._run_planning_stream(todo, bar, t0)
                 return
@@ -411,11 +388,11 @@ class _SessionRun:
         self.plan = replace(self.plan, planning_seconds=time.perf_counter() - t0)
         self._record(plan=self.plan, executor_info=self.exe.describe(), executor_choice=self.choice)
         bar.start_timing()
-        for outcome in self.exe.run(_batches(todo, self.plan.batch_size)):
+        for outcome in self.exe.run(todo.batches(self.plan.batch_size)):
             self.write(outcome)
             bar.advance(int(outcome.indices.shape[0]))
 
-    def _run_planning_stream(self, todo: NDArray[np.int64], bar: SweepProgress, t0: float) -> None:
+    def _run_planning_stream(self, todo: RangeSet, bar: SweepProgress, t0: float) -> None:
         """Run every batch through a planning stream; record the plan as soon as it is made."""
 
         def on_plan(plan: Plan) -> None:
@@ -457,7 +434,7 @@ class _SessionRun:
         self._record(executor=other.name, executor_choice=choice)
         return choice
 
-    def _choose(self, todo: NDArray[np.int64]) -> ExecutorChoice:
+    def _choose(self, todo: RangeSet) -> ExecutorChoice:
         """The executor for the configs left after planning (see :mod:`sweep.plan._auto`)."""
         settings = self.settings
         if settings.executor != "auto":
@@ -465,7 +442,7 @@ class _SessionRun:
             return ExecutorChoice(named, self.exe.name, f"named: --executor {named}")
         return choose_executor(
             self.plan,
-            int(todo.shape[0]),
+            len(todo),
             address=settings.address,
             workers=settings.workers,
             settings=settings.planner,
@@ -491,12 +468,12 @@ class _SessionRun:
         try:
             todo, done = _todo(self.store, self.total)
             with SweepProgress(self.total, done, self.settings.progress) as bar:
-                if todo.shape[0] or self.change is not None:
+                if todo or self.change is not None:
                     self.exe.start(self.sweep)
                     self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
                     try:
                         self._check_sample()
-                        if todo.shape[0]:
+                        if todo:
                             self._stream(todo, bar)
                     finally:
                         self.exe.close()
@@ -525,6 +502,7 @@ class _SessionRun:
         failed_total = self.failed if done == 0 else failed_count(store, good)
         if table_hash is not None:
             self._record(table_hash=table_hash)
+        version = store.load_manifest().hash_version
         return RunSummary(
             store.location,
             total,
@@ -536,12 +514,15 @@ class _SessionRun:
             self.plan,
             status,
             self.choice,
+            version,
         )
 
 
-def _todo(store: RunStore, total: int) -> tuple[NDArray[np.int64], int]:
-    """Grid positions still to do, and the count of configs done."""
-    mask = store.done_mask(total)
-    done = int(mask.sum())
-    np.logical_not(mask, out=mask)
-    return np.flatnonzero(mask).astype(np.int64, copy=False), done
+def _todo(store: RunStore, total: int) -> tuple[RangeSet, int]:
+    """Grid positions still to do (ranges), and the count of configs done.
+
+    The done set is the union of the parts' positions, read a part at a time; both sets
+    hold a few ranges per part, whatever the grid size.
+    """
+    done = store.done_ranges()
+    return done.complement(total), len(done)

@@ -28,6 +28,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from stats import FoldSummary, NullSummary
+from sweep.common._range_set import RangeSet
 from sweep.errors import RunFolderError
 from sweep.executors import Executor, make_executor
 from sweep.spec._resolve import ResolvedSweep
@@ -182,28 +183,19 @@ class Reproduction:
         )
 
 
-def sample_positions(done: NDArray[np.bool_], n: int, seed: int) -> NDArray[np.int64]:
+def sample_positions(done: RangeSet, n: int, seed: int) -> NDArray[np.int64]:
     """A seeded random sample of ``n`` done grid positions (all of them if fewer), sorted.
 
     The ranks are drawn among the done configs with ``numpy.random.default_rng(seed)``
-    (without replacement), then mapped to grid positions a chunk of the mask at a time,
-    so no array of every done position is made.
+    (without replacement), then mapped to grid positions through the done ranges, so no
+    array of every done position is made.
     """
-    count = int(done.sum())
+    count = len(done)
     k = min(max(n, 0), count)
     if k == 0:
         return np.zeros(0, dtype=np.int64)
     ranks = np.sort(np.random.default_rng(seed).choice(count, size=k, replace=False))
-    out = np.empty(k, dtype=np.int64)
-    chunk, seen, filled = 1 << 20, 0, 0
-    for lo in range(0, done.shape[0], chunk):
-        where = np.flatnonzero(done[lo : lo + chunk])
-        upto = int(np.searchsorted(ranks, seen + where.shape[0]))
-        out[filled:upto] = lo + where[ranks[filled:upto] - seen]
-        filled, seen = upto, seen + where.shape[0]
-        if filled == k:
-            break
-    return out
+    return done.at_ranks(ranks)
 
 
 def recorded_rows(record: RunRecord, positions: NDArray[np.int64]) -> tuple[pa.Table, list[str]]:
@@ -469,7 +461,7 @@ def reproduce_with(
             f"run folder {record.store.location!r} has no finished configs to reproduce"
         )
     settings = settings or ReproduceSettings()
-    positions = sample_positions(record.done_mask(), settings.sample, settings.seed)
+    positions = sample_positions(record.done_ranges(), settings.sample, settings.seed)
     whole = _smallest_parts(record, settings.parts)
     whole_tables = [record.store.read_part_columns(name, None) for name in whole]  # type: ignore[arg-type]
     sample_batches = _split(positions, exe.workers)

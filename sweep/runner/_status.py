@@ -21,8 +21,9 @@ from sweep.plan._eta import eta
 from sweep.store._null_summary import merged_summary, summary_digest
 from sweep.store._part_environment import EnvironmentUse, environment_uses
 from sweep.store._record import LockInfo, PartInfo, Session
-from sweep.store._results import results_hash, results_table
+from sweep.store._results import results_digest, results_hash, results_table
 from sweep.store._run_store import RunRecord, RunStore, read_run
+from sweep.store._table_hash import TABLE_HASH_V1
 
 
 def failed_count(store: RunStore, parts: list[str]) -> int:
@@ -125,6 +126,8 @@ class RunStatus(JSONRecord):
     environments : tuple of EnvironmentUse
         Every environment that computed the good parts, with part and config counts
         (parts written before parts recorded one are grouped as ``environment = None``).
+    table_hash_version : str or None
+        The table hash the folder carries (``raysweep-table-v1`` or ``-v2``).
     """
 
     run_dir: str
@@ -142,6 +145,7 @@ class RunStatus(JSONRecord):
     lock: LockInfo | None
     live: LiveRate | None = None
     environments: tuple[EnvironmentUse, ...] = ()
+    table_hash_version: str | None = None
 
 
 def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> RunStatus:
@@ -184,6 +188,7 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> Ru
         lock=store.read_lock(),
         live=live_rate(run, total - done),
         environments=environment_uses(store, run.parts),
+        table_hash_version=manifest.hash_version,
     )
 
 
@@ -229,6 +234,11 @@ class Verification(JSONRecord):
         (and when the sweep has bootstrap replications).
     environments : tuple of EnvironmentUse
         Every environment that computed the good parts (see :class:`RunStatus`).
+    table_hash_version : str or None
+        The version of ``table_hash``: the one the folder carries.
+    digest_mismatches : tuple of str
+        Good parts (v2) whose stored row digest does not match their rows, hashed again
+        here; ``table_hash`` is computed from the rows, not from those digests.
     """
 
     good_parts: int
@@ -239,6 +249,8 @@ class Verification(JSONRecord):
     table_hash: str | None
     null_summary_hash: str | None
     environments: tuple[EnvironmentUse, ...] = ()
+    table_hash_version: str | None = None
+    digest_mismatches: tuple[str, ...] = ()
 
 
 def verify_run(run_dir: str | os.PathLike[str]) -> Verification:
@@ -248,22 +260,34 @@ def verify_run(run_dir: str | os.PathLike[str]) -> Verification:
     -------
     Verification
         The good and bad parts, bad telemetry, done configs, and the table and null-summary
-        hashes when complete.
+        hashes when complete. A v2 table hash is recomputed from every part's rows (a
+        record batch at a time), not added up from the digests the parts carry; a part whose
+        digest disagrees is named in ``digest_mismatches``.
     """
     run = read_run(run_dir)
     good, bad = run.good, run.bad
     done = run.done()
     complete = not bad and done == run.total
     summary = merged_summary(run.store.read_part_schema(n) for n in good) if complete else None
+    version = run.manifest.hash_version
+    table_hash: str | None = None
+    mismatches: tuple[str, ...] = ()
+    if complete and version == TABLE_HASH_V1:
+        table_hash = results_hash(run_dir, good)
+    elif complete:
+        found = results_digest(run_dir, good, recompute=True)
+        table_hash, mismatches = found.digest, found.mismatched
     return Verification(
         good_parts=len(good),
         bad_parts=bad,
         bad_telemetry=[c for c in run.store.check_telemetry() if not c.ok],
         done=done,
         total=run.total,
-        table_hash=results_hash(run_dir, good) if complete else None,
+        table_hash=table_hash,
         null_summary_hash=summary_digest(summary) if summary is not None else None,
         environments=environment_uses(run.store, run.parts),
+        table_hash_version=version,
+        digest_mismatches=mismatches,
     )
 
 

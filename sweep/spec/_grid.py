@@ -26,9 +26,15 @@ from sweep.spec._constraints import Constraint
 _BLOCK = 1 << 16
 #: Most values one axis may hold.
 MAX_AXIS_SIZE = 10_000_000
-#: Most configs (product positions) a grid may hold: 2^30, so the driver's done mask (one
-#: byte per config) takes at most 1 GiB.
-MAX_GRID_SIZE = 1 << 30
+#: Most configs (product positions) a grid may hold: 2^53. The driver tracks configs by ranges
+#: of int64 grid positions (memory grows with the parts, not the configs), so the bound is
+#: what a position must stay: an exact integer everywhere it goes (int64 arithmetic, float64
+#: and JSON readers, whose exact integers end at 2^53).
+MAX_GRID_SIZE = 1 << 53
+#: Most product positions a grid with ``where`` constraints may span: counting its valid
+#: configs evaluates the constraints at every product position once (one int64 count per
+#: block of 65,536 positions is kept), so the count stays within minutes.
+MAX_CONSTRAINED_PRODUCT = 1 << 30
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 RESERVED_KEYS = ("where", "zip")
 #: A grid parameter's value (one config's, as a Python scalar).
@@ -211,15 +217,24 @@ def _kind(name: str, value: Any) -> str:
     )
 
 
-def _check_grid_size(radices: Sequence[int], size: int) -> None:
-    """Refuse a grid whose done mask (one byte per config) would pass 1 GiB."""
-    if size > MAX_GRID_SIZE:
+def _check_grid_size(radices: Sequence[int], constrained: bool) -> int:
+    """The product of the radices (Python ints: no overflow), refused beyond the limits.
+
+    Checked from the axis lengths alone, before anything per config is built.
+    """
+    size = math.prod(int(r) for r in radices)
+    limit, why = (
+        (MAX_CONSTRAINED_PRODUCT, "2^30 with constraints: each product position is checked once")
+        if constrained
+        else (MAX_GRID_SIZE, "2^53: grid positions must stay exact integers")
+    )
+    if size > limit:
         shape = " x ".join(f"{r:,}" for r in radices)
         raise GridError(
-            f"grid: expected at most {MAX_GRID_SIZE:,} configs (2^30: the driver keeps a done "
-            f"mask of one byte per config, 1 GiB at the limit), got {size:,} configs ({shape}), "
-            f"a done mask of {size / 2**30:,.1f} GiB; split the sweep or coarsen an axis"
+            f"grid: expected at most {limit:,} configs ({why}), got {size:,} configs "
+            f"({shape}); split the sweep or coarsen an axis"
         )
+    return size
 
 
 def _first_repeat(columns: Sequence[NDArray[Any]]) -> tuple[int, int] | None:
@@ -351,8 +366,7 @@ class Grid:
         self.zip_groups: tuple[tuple[str, ...], ...] = tuple(tuple(g) for g in zip_groups)
         self.dims: tuple[tuple[Axis, ...], ...] = tuple(dims)
         self.radices: tuple[int, ...] = tuple(len(d[0]) for d in dims)
-        self.product_size: int = math.prod(self.radices)
-        _check_grid_size(self.radices, self.product_size)
+        self.product_size: int = _check_grid_size(self.radices, bool(where))
         for dim in dims:
             _check_unique(dim)
         self.constraints: tuple[Constraint, ...] = tuple(Constraint(w, names) for w in where)

@@ -45,6 +45,7 @@ from sweep.common._jsonable import JSONObject
 from sweep.common._serial import OMIT_NONE, SKIPPED, JSONRecord, RecordFormatError
 from sweep.errors import RunFolderError
 from sweep.spec._provenance import Provenance
+from sweep.store._table_hash import TABLE_HASH_V1, TABLE_HASH_VERSIONS
 
 #: The run-folder format of a folder any raysweep can reopen (``manifest.json``'s ``format``).
 FORMAT = "raysweep-run-v1"
@@ -465,6 +466,10 @@ class Manifest:
     provenance : Provenance or None
         Where the data and the strategy came from (None for a folder that predates it: then
         the spec's data and strategy name say it).
+    table_hash_version : str or None
+        The table hash the folder carries (``raysweep-table-v2`` for new runs, see
+        :mod:`sweep.store._table_hash`); None for a folder written before the key existed,
+        whose hash is ``raysweep-table-v1`` (:attr:`hash_version`).
     """
 
     engine_version: str | None
@@ -477,10 +482,11 @@ class Manifest:
     sessions: tuple[Session, ...] = ()
     format: str = FORMAT
     provenance: Provenance | None = None
+    table_hash_version: str | None = None
 
     # Hand-written: both ways, for format v1's key order (``identity``, ``provenance`` between
-    # ``data`` and ``grid``); reading refuses another format by name, checks the objects a
-    # run folder needs and names the folder in every error.
+    # ``data`` and ``grid``, ``table_hash_version`` only where recorded); reading refuses another
+    # format by name, checks the objects a run folder needs and names the folder in every error.
     def to_json(self) -> JSONObject:
         """The JSON document, keys in the order format :data:`FORMAT` writes them."""
         doc: JSONObject = {
@@ -496,6 +502,8 @@ class Manifest:
         doc["grid"] = self.grid.to_json()
         if self.results_schema is not None:
             doc["results_schema"] = [list(c) for c in self.results_schema]
+        if self.table_hash_version is not None:
+            doc["table_hash_version"] = self.table_hash_version
         doc["sessions"] = [s.to_json() for s in self.sessions]
         return doc
 
@@ -529,6 +537,13 @@ class Manifest:
                 )
         schema = doc.get("results_schema")
         provenance = doc.get("provenance")
+        version = doc.get("table_hash_version")
+        if version is not None and version not in TABLE_HASH_VERSIONS:
+            raise RunFolderError(
+                f"{folder}: manifest.json's table_hash_version is {version!r}, expected one of "
+                + ", ".join(map(repr, TABLE_HASH_VERSIONS))
+                + " (a folder written by a newer raysweep: open it with that version)"
+            )
         try:
             return cls(
                 engine_version=doc.get("engine_version"),
@@ -553,6 +568,7 @@ class Manifest:
                     if isinstance(provenance, dict)
                     else None
                 ),
+                table_hash_version=version,
             )
         except RecordFormatError as exc:
             raise RunFolderError(
@@ -572,6 +588,11 @@ class Manifest:
     def total(self) -> int:
         """Configs in the grid."""
         return self.grid.size
+
+    @property
+    def hash_version(self) -> str:
+        """The table hash version the folder carries (v1 where none is recorded)."""
+        return self.table_hash_version or TABLE_HASH_V1
 
     @property
     def metric_options(self) -> Mapping[str, Any]:

@@ -10,8 +10,9 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from sweep.errors import RunFolderError
+from sweep.store._parts_hash import PartsHash, parts_hash
 from sweep.store._run_store import RunStore
-from sweep.store._table_hash import canonical_order, hash_columns
+from sweep.store._table_hash import TABLE_HASH_V1, canonical_order, hash_columns, hash_version
 
 
 def results_table(run_dir: str | os.PathLike[str], parts: list[str] | None = None) -> pa.Table:
@@ -62,20 +63,62 @@ def load_results(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
 HASH_READ_BYTES = 256 * 2**20
 
 
-def results_hash(run_dir: str | os.PathLike[str], parts: list[str] | None = None) -> str:
+def results_hash(
+    run_dir: str | os.PathLike[str],
+    parts: list[str] | None = None,
+    *,
+    version: str | None = None,
+) -> str:
     """Return the canonical table hash of a run folder's results (invariant 3).
 
-    ``parts`` are the part names to hash (default: every part that passes its check).
+    Parameters
+    ----------
+    run_dir : str or path
+        The run folder.
+    parts : list of str, optional
+        The part names to hash (default: every part that passes its check).
+    version : str, optional
+        ``raysweep-table-v1`` or ``raysweep-table-v2`` (``v1``, ``v2``); default: the
+        version the folder records (v1 for a folder that records none).
+
+    Returns
+    -------
+    str
+        The same hash as :func:`sweep.table_hash` of :func:`results_table` in that version.
+        v2 is combined from the parts' stored digests (:func:`results_digest`); v1 streams
+        the columns (:func:`results_hash_v1`).
+    """
+    store = RunStore(run_dir)
+    manifest = store.load_manifest()
+    chosen = manifest.hash_version if version is None else hash_version(version)
+    names = store.good_parts()[0] if parts is None else parts
+    if chosen == TABLE_HASH_V1:
+        return results_hash_v1(store, names)
+    return parts_hash(store, names, manifest.total).digest
+
+
+def results_digest(
+    run_dir: str | os.PathLike[str], parts: list[str], *, recompute: bool
+) -> PartsHash:
+    """The v2 hash of these parts, with the parts whose stored digest did not match.
+
+    ``recompute``: hash every part's rows again (``sweep verify``) instead of adding the
+    digests the parts carry (:mod:`sweep.store._parts_hash`).
+    """
+    store = RunStore(run_dir)
+    return parts_hash(store, parts, store.load_manifest().total, recompute=recompute)
+
+
+def results_hash_v1(store: RunStore, names: list[str]) -> str:
+    """The v1 table hash of these parts of a folder (``raysweep-table-v1``).
 
     Streams groups of columns: the ``config_id`` column fixes the canonical row order, then
     each group of columns (at most :data:`HASH_READ_BYTES` uncompressed, by the parts'
     parquet footers) is read from every part, put in that order and hashed a column at a
-    time, so memory stays bounded however large the sweep (the same hash as
-    ``table_hash`` of :func:`results_table`).
+    time, so memory stays bounded by one sorted column, not the table (but that column and
+    the sort are O(configs): v2 is O(parts)).
     """
-    store = RunStore(run_dir)
     filesystem, _ = store.fs.arrow()
-    names = store.good_parts()[0] if parts is None else parts
     paths = [store.fs.join("parts", name) for name in names]
     if not paths:
         raise RunFolderError(f"run folder {store.location!r} has no results yet")

@@ -12,8 +12,9 @@
 Only JSON and parquet are ever read back. Parts are written atomically (temp file, fsync,
 rename, fsync of the folder) and named by the sha256 of their bytes, so a truncated or
 altered part is detected by re-hashing it; its configs are then simply not done and are
-recomputed. Which configs are done is learned from the ``grid_index`` column of each part
-(a boolean array over the grid), never by holding one object per config.
+recomputed. Which configs are done is learned from the ``grid_index`` column of each part,
+read a part at a time into ranges of positions (:meth:`RunStore.done_ranges`, a
+:class:`sweep.common._range_set.RangeSet`): memory grows with the parts, not the configs.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from sweep.common._fs import (
     parquet_bytes,
 )
 from sweep.common._jsonable import JSONObject
+from sweep.common._range_set import RangeSet
 from sweep.errors import RunFolderError, RunLockedError
 from sweep.spec._provenance import PANEL_COPY, Provenance
 from sweep.spec._resolve import ResolvedSweep
@@ -59,6 +61,8 @@ from sweep.store._record import (
     TaskTelemetry,
     format_for,
 )
+from sweep.store._row_set_hash import DIGEST_KEY, with_part_digest
+from sweep.store._table_hash import CURRENT_TABLE_HASH
 
 MANIFEST = "manifest.json"
 LOCK = "lock"
@@ -272,11 +276,14 @@ class RunStore:
         self.keep_panel(sweep, manifest)
         return manifest
 
-    def create(self, sweep: ResolvedSweep, schema: pa.Schema) -> Manifest:
+    def create(
+        self, sweep: ResolvedSweep, schema: pa.Schema, hash_version: str = CURRENT_TABLE_HASH
+    ) -> Manifest:
         """Create the folder and its manifest, then ``parts/`` and ``telemetry/``.
 
         ``schema`` is the results schema every part will have
-        (:func:`sweep.engine._evaluate.results_schema`; the engine owns the columns).
+        (:func:`sweep.engine._evaluate.results_schema`; the engine owns the columns);
+        ``hash_version`` the table hash the folder will carry (recorded in the manifest).
 
         The manifest is written first and exclusively, so a driver killed at any instant
         leaves either an empty folder or a run folder that resumes; of two drivers creating
@@ -296,6 +303,7 @@ class RunStore:
             results_schema=tuple((name, kind) for name, kind in schema_description(schema)),
             format=format_for(provenance),
             provenance=provenance,
+            table_hash_version=hash_version,
         )
         data = manifest.to_bytes()
         if not self.fs.create_exclusive(self.manifest_path, data):
@@ -487,9 +495,13 @@ class RunStore:
         """Write one finished batch atomically, then its telemetry row; return the part name.
 
         The part's metadata gets the run binding (:func:`run_binding`) beside what the
-        batch put there (its null summary).
+        batch put there (its null summary, its v2 row digest: computed here for a batch
+        that comes without one).
         """
-        binding = self.expectations().binding.encode()
+        expect = self.expectations()
+        binding = expect.binding.encode()
+        if DIGEST_KEY not in (table.schema.metadata or {}):
+            table = with_part_digest(table, expect.grid_size)
         table = table.replace_schema_metadata(
             {**(table.schema.metadata or {}), BINDING_KEY: binding}
         )
@@ -565,12 +577,29 @@ class RunStore:
         filesystem, _ = self.fs.arrow()
         return pq.read_schema(self.fs.join(PARTS, name), filesystem=filesystem)
 
+    def part_positions(self, name: str) -> RangeSet:
+        """The grid positions one part holds, as ranges (its ``grid_index`` column)."""
+        index = self.read_part_columns(name, ["grid_index"]).column(0).to_numpy()
+        return RangeSet.from_positions(index)
+
+    def done_ranges(self, parts: list[str] | None = None) -> RangeSet:
+        """The grid positions the parts hold: the configs done, as ranges.
+
+        One part's ``grid_index`` column is in memory at a time; the result has a few
+        ranges per part (every batch is a run of the to-do list), whatever the grid size.
+        """
+        names = self.part_names() if parts is None else parts
+        return RangeSet.union_all(self.part_positions(n) for n in names)
+
     def done_mask(self, n_configs: int, parts: list[str] | None = None) -> NDArray[np.bool_]:
-        """Boolean array over the grid: True where a good part holds the config."""
+        """Boolean array over the grid: True where a good part holds the config.
+
+        One byte per config: for small grids and tests; the driver tracks
+        :meth:`done_ranges`.
+        """
         done = np.zeros(n_configs, dtype=bool)
-        for name in self.part_names() if parts is None else parts:
-            idx = self.read_part_columns(name, ["grid_index"]).column(0).to_numpy()
-            done[idx] = True
+        for start, stop in self.done_ranges(parts).ranges():
+            done[start:stop] = True
         return done
 
     def read_results(self, parts: list[str] | None = None) -> pa.Table:
@@ -604,7 +633,7 @@ class RunRecord:
     """A run folder read once: its manifest and the check of every part (the one reader).
 
     Status, verify, results and the report all start from :func:`read_run`; results and
-    telemetry are read from it on demand (:meth:`done_mask`, :meth:`telemetry`).
+    telemetry are read from it on demand (:meth:`done_ranges`, :meth:`telemetry`).
 
     Attributes
     ----------
@@ -635,13 +664,13 @@ class RunRecord:
         """Configs in the grid."""
         return self.manifest.grid.size
 
-    def done_mask(self) -> NDArray[np.bool_]:
-        """Boolean array over the grid: True where a good part holds the config."""
-        return self.store.done_mask(self.total, self.good)
+    def done_ranges(self) -> RangeSet:
+        """The grid positions the good parts hold, as ranges."""
+        return self.store.done_ranges(self.good)
 
     def done(self) -> int:
         """Configs the good parts hold."""
-        return int(self.done_mask().sum()) if self.good else 0
+        return len(self.done_ranges()) if self.good else 0
 
     def telemetry(self) -> pa.Table | None:
         """Every task's telemetry row from the files that pass their check, or None."""

@@ -1,5 +1,11 @@
 r"""The results-table hash (invariant 3): sha256 over a documented canonical byte form.
 
+Two versions. A run folder records which one it carries (``manifest.json``'s
+``table_hash_version``; a folder without the key is v1): new runs use
+``raysweep-table-v2`` (:mod:`sweep.store._row_set_hash`), computed from per-part digests
+without the whole table; folders written before it keep ``raysweep-table-v1``, below, and
+still verify with it.
+
 Recipe (``raysweep-table-v1``), computable with pyarrow alone (see the README):
 
 1. Sort the table by ``config_id`` (byte order of the UTF-8 strings, ascending).
@@ -26,7 +32,24 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-TABLE_HASH_VERSION = "raysweep-table-v1"
+from sweep.store._row_set_hash import TABLE_HASH_V2, table_hash_v2
+
+TABLE_HASH_V1 = "raysweep-table-v1"
+#: The versions this engine computes, oldest first; the last is what new runs use.
+TABLE_HASH_VERSIONS = (TABLE_HASH_V1, TABLE_HASH_V2)
+#: The version a new run folder records.
+CURRENT_TABLE_HASH = TABLE_HASH_V2
+
+
+def hash_version(name: str) -> str:
+    """The full version name of ``name`` (``"v1"``, ``"v2"`` or a full name); ValueError else."""
+    full = name if name.startswith("raysweep-table-") else f"raysweep-table-{name}"
+    if full not in TABLE_HASH_VERSIONS:
+        raise ValueError(
+            f"table hash version: expected one of {', '.join(TABLE_HASH_VERSIONS)} (or v1, "
+            f"v2), got {name!r}"
+        )
+    return full
 
 
 def canonical_order(ids: pa.ChunkedArray | pa.Array) -> pa.Array:
@@ -92,7 +115,7 @@ def hash_columns(n_rows: int, columns: Iterable[tuple[str, pa.ChunkedArray | pa.
         Hex sha256 of the canonical byte form (see the module docstring).
     """
     h = hashlib.sha256()
-    h.update(f"{TABLE_HASH_VERSION}\n".encode())
+    h.update(f"{TABLE_HASH_V1}\n".encode())
     h.update(n_rows.to_bytes(8, "little"))
     for name, column in columns:
         chunked = column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column])
@@ -102,7 +125,9 @@ def hash_columns(n_rows: int, columns: Iterable[tuple[str, pa.ChunkedArray | pa.
     return h.hexdigest()
 
 
-def table_hash(table: pa.Table, *, presorted: bool = False) -> str:
+def table_hash(
+    table: pa.Table, *, presorted: bool = False, version: str = CURRENT_TABLE_HASH
+) -> str:
     """Return the canonical sha256 of a results table (see the module docstring).
 
     Parameters
@@ -110,13 +135,19 @@ def table_hash(table: pa.Table, *, presorted: bool = False) -> str:
     table : pyarrow.Table
         A results table (any row order unless ``presorted``).
     presorted : bool
-        The table is already sorted by ``config_id``.
+        The table is already sorted by ``config_id`` (v1 only: v2 does not depend on the
+        row order).
+    version : str
+        ``raysweep-table-v2`` (default, what new runs record) or ``raysweep-table-v1``
+        (``"v1"`` and ``"v2"`` are accepted too).
 
     Returns
     -------
     str
         Hex sha256.
     """
+    if hash_version(version) == TABLE_HASH_V2:
+        return table_hash_v2(table)
     if not presorted:
         table = sort_by_config_id(table)
     return hash_columns(table.num_rows, zip(table.column_names, table.columns, strict=True))

@@ -275,7 +275,7 @@ def test_allowed_change_goes_on_when_the_sample_matches(partial_run, monkeypatch
 
 def test_allowed_change_is_refused_when_a_sampled_row_differs(partial_run, monkeypatch):
     store = RunStore(partial_run)
-    target = int(sample_positions(store.done_mask(60), SAMPLE_ON_CHANGE, SAMPLE_SEED)[0])
+    target = int(sample_positions(store.done_ranges(), SAMPLE_ON_CHANGE, SAMPLE_SEED)[0])
     for path in _parts(partial_run):
         table = pq.read_table(path)
         rows = table.column("grid_index").to_numpy()

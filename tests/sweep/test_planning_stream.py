@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from sweep import PlannerSettings, resolve, results_hash, run_sweep, spec_from_dict
+from sweep.common._range_set import RangeSet
 from sweep.engine._evaluate import BatchResult
 from sweep.executors import BatchOutcome
 from sweep.executors._ray import RayExecutor
@@ -58,13 +59,13 @@ def test_between_tasks_is_the_median_gap_on_each_worker():
 
 def test_the_stream_needs_several_workers():
     with pytest.raises(ValueError, match="several workers"):
-        PlanningStream(np.arange(1000), 1, SETTINGS, lambda plan: None)
+        PlanningStream(RangeSet.full(1000), 1, SETTINGS, lambda plan: None)
 
 
 def test_schedule_pilots_then_provisional_then_planned():
     todo = np.arange(10_000, dtype=np.int64)
     plans = []
-    stream = PlanningStream(todo, 2, SETTINGS, plans.append)
+    stream = PlanningStream(RangeSet.full(10_000), 2, SETTINGS, plans.append)
     batches = stream.batches()
     handed: list[np.ndarray] = []
 
@@ -108,7 +109,7 @@ def test_schedule_pilots_then_provisional_then_planned():
 
 
 def test_a_sweep_that_ends_before_the_plan_still_records_one():
-    stream = PlanningStream(np.arange(300, dtype=np.int64), 2, SETTINGS, lambda plan: None)
+    stream = PlanningStream(RangeSet.full(300), 2, SETTINGS, lambda plan: None)
     handed = list(stream.batches())
     assert sum(h.shape[0] for h in handed) == 300
     stream.finish()
@@ -137,7 +138,7 @@ def test_a_ray_run_plans_while_running_and_gives_the_in_process_table(ray_local,
 
 
 def test_a_sweep_that_ends_with_a_pilot_out_plans_from_what_came_back():
-    stream = PlanningStream(np.arange(300, dtype=np.int64), 2, SETTINGS, lambda plan: None)
+    stream = PlanningStream(RangeSet.full(300), 2, SETTINGS, lambda plan: None)
     handed = list(stream.batches())
     stream.observe(outcome(handed[0], "w1", 0.0, 0.002), 0.01)  # w1's cold pilot
     stream.observe(outcome(handed[2], "w1", 0.1, 0.001), 0.01)  # warm; w2's pilot still out
@@ -166,9 +167,9 @@ def test_sweep_plan_on_ray_stops_at_the_plan(ray_local):
         return 0.0
 
     try:
-        todo = np.arange(len(sweep.grid), dtype=np.int64)
+        todo = RangeSet.full(len(sweep.grid))
         plan = plan_while_running(executor, todo, write, SETTINGS)
-        small = plan_while_running(executor, todo[:100], write, SETTINGS)
+        small = plan_while_running(executor, RangeSet.full(100), write, SETTINGS)
     finally:
         executor.close()
     assert plan.source == "auto (amortization law, planned while running)"

@@ -88,8 +88,10 @@ def test_planner_batch_grows_with_injected_overhead_as_the_law_predicts(ray_loca
             )
         )
     )
-    todo = np.arange(len(sweep.grid), dtype=np.int64)
+    from sweep.common._range_set import RangeSet
     from sweep.plan._planner import plan_batches
+
+    todo = RangeSet.full(len(sweep.grid))
 
     plans = {}
     settings = PlannerSettings(min_tasks_per_worker=1, max_task_seconds=1e9)

@@ -1,7 +1,9 @@
-"""The README's table-hash recipe, run as written, gives the code's hash."""
+"""The README's table-hash recipes, run as written, give the code's hashes (v1 and v2)."""
 
 import re
 from pathlib import Path
+
+import pytest
 
 from sweep import results_hash, run_sweep, spec_from_dict
 from tests.helpers import small_spec_dict
@@ -9,19 +11,42 @@ from tests.helpers import small_spec_dict
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def test_documented_recipe_matches_the_code(tmp_path, capsys):
-    run_dir = tmp_path / "run"
+def _recipe(marker: str) -> str:
+    text = README.read_text()
+    return re.search(rf"<!-- {marker} -->\n```python\n(.*?)```", text, re.S).group(1)
+
+
+@pytest.fixture(scope="module")
+def errors_run(tmp_path_factory):
+    """A run with failed configs (null and non-null strings), 40 configs in batches of 7."""
+    run_dir = tmp_path_factory.mktemp("recipe") / "run"
     doc = small_spec_dict(
         strategy={"name": "tests.strategies_for_tests:Raising"},
         grid={"lookback": {"start": 10, "stop": 30}, "band": [0.0, 0.01]},
     )
-    run_sweep(
-        spec_from_dict(doc), run_dir, batch_size=7, progress=False
-    )  # errors: null and non-null strings
-    text = README.read_text()
-    recipe = re.search(r"<!-- table-hash-recipe -->\n```python\n(.*?)```", text, re.S).group(1)
-    exec(compile(recipe, "README recipe", "exec"), {"run_dir": str(run_dir)})
-    assert capsys.readouterr().out.strip() == results_hash(run_dir)
+    run_sweep(spec_from_dict(doc), run_dir, batch_size=7, progress=False)
+    return run_dir
+
+
+@pytest.mark.parametrize(
+    ("marker", "version"), [("table-hash-recipe", "v1"), ("table-hash-recipe-v2", "v2")]
+)
+def test_documented_recipe_matches_the_code(errors_run, capsys, marker, version):
+    exec(compile(_recipe(marker), f"README recipe {version}", "exec"), {"run_dir": str(errors_run)})
+    assert capsys.readouterr().out.strip() == results_hash(errors_run, version=version)
+
+
+def test_the_v2_recipe_matches_on_a_grid_of_several_blocks(tmp_path, capsys):
+    run_dir = tmp_path / "run"  # 240 configs: four blocks, split over parts of 50
+    doc = small_spec_dict(
+        grid={"lookback": {"start": 5, "stop": 125, "step": 2}, "band": [0.0, 0.005, 0.01, 0.02]}
+    )
+    summary = run_sweep(spec_from_dict(doc), run_dir, batch_size=50, progress=False)
+    exec(
+        compile(_recipe("table-hash-recipe-v2"), "README recipe v2", "exec"),
+        {"run_dir": str(run_dir)},
+    )
+    assert capsys.readouterr().out.strip() == summary.table_hash == results_hash(run_dir)
 
 
 def test_streaming_hash_equals_the_in_memory_table_hash(tmp_path):
@@ -30,3 +55,4 @@ def test_streaming_hash_equals_the_in_memory_table_hash(tmp_path):
     run_dir = tmp_path / "run"
     run_sweep(spec_from_dict(small_spec_dict()), run_dir, batch_size=9, progress=False)
     assert results_hash(run_dir) == table_hash(results_table(run_dir))
+    assert results_hash(run_dir, version="v1") == table_hash(results_table(run_dir), version="v1")

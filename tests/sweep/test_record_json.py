@@ -176,6 +176,19 @@ def _manifest_doc() -> dict:
     }
 
 
+def test_a_manifest_records_its_table_hash_version_where_it_has_one():
+    old = _manifest_doc()
+    assert Manifest.from_json(old).hash_version == "raysweep-table-v1"
+    assert "table_hash_version" not in Manifest.from_json(old).to_json()
+    new = {k: v for k, v in old.items() if k != "sessions"}
+    new["results_schema"] = [["config_id", "string"]]
+    new["table_hash_version"] = "raysweep-table-v2"
+    new["sessions"] = old["sessions"]
+    manifest = Manifest.from_json(new)
+    assert manifest.hash_version == "raysweep-table-v2"
+    assert json.dumps(manifest.to_json()) == json.dumps(new)  # keys in their recorded order
+
+
 def test_a_manifest_with_a_damaged_session_is_refused_naming_where():
     doc = _manifest_doc()
     assert Manifest.from_json(doc).to_json() == doc
@@ -202,10 +215,15 @@ def test_status_verify_and_plan_documents():
         "r", "n", "h", 2, 1, 0, 1, 1, [PartInfo("p", False, "bad")], (), None, None, None, live
     )
     doc = status.to_json()
-    assert list(doc)[-4:] == ["table_hash", "lock", "live", "environments"]
+    assert list(doc)[-5:] == ["table_hash", "lock", "live", "environments", "table_hash_version"]
     assert doc["bad_parts"][0]["name"] == "p"
     verify = Verification(1, [], [PartInfo("t", False, "x")], 1, 2, None, None)
     assert verify.to_json()["bad_telemetry"] == [{"name": "t", "reason": "x"}]
+    assert list(verify.to_json())[-3:] == [
+        "environments",
+        "table_hash_version",
+        "digest_mismatches",
+    ]
     wall = WallPrediction(10, 1, 10, 1, 0.5, 1.0, 0.5)
     plan = Plan(10, "auto")
     info = ExecutorInfo("local", 1, 1, host="vm")

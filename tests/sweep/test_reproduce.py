@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import sweep
 from sweep import run_sweep, spec_from_dict
 from sweep.cli._app import app
+from sweep.common._range_set import RangeSet
 from sweep.errors import RunFolderError
 from sweep.runner._reproduce import (
     ReproduceSettings,
@@ -109,15 +110,16 @@ def test_a_tampered_null_summary_is_found_in_a_whole_part(done_run, tmp_path):
 
 def test_the_sample_is_seeded_sorted_and_drawn_among_done_configs():
     rng = np.random.default_rng(5)
-    done = rng.random(3_000_000) < 0.3  # spans several chunks of the mask
+    mask = rng.random(3_000_000) < 0.3  # a done set of many ranges
+    done = RangeSet.from_positions(np.flatnonzero(mask))
     a = sample_positions(done, 64, 11)
     assert np.array_equal(a, sample_positions(done, 64, 11))
     assert not np.array_equal(a, sample_positions(done, 64, 12))
-    assert np.all(np.diff(a) > 0) and done[a].all()
-    ranks = np.sort(np.random.default_rng(11).choice(int(done.sum()), 64, replace=False))
-    assert np.array_equal(a, np.flatnonzero(done)[ranks])
-    assert sample_positions(done[:10] & False, 5, 0).size == 0
-    assert sample_positions(np.array([True, False, True]), 64, 0).tolist() == [0, 2]
+    assert np.all(np.diff(a) > 0) and mask[a].all()
+    ranks = np.sort(np.random.default_rng(11).choice(int(mask.sum()), 64, replace=False))
+    assert np.array_equal(a, np.flatnonzero(mask)[ranks])  # the draw of the byte-mask version
+    assert sample_positions(RangeSet.empty(), 5, 0).size == 0
+    assert sample_positions(RangeSet.from_positions([0, 2]), 64, 0).tolist() == [0, 2]
 
 
 def test_compare_rows_is_bitwise_and_nan_aware():
