@@ -1,4 +1,18 @@
-"""The look-ahead check: perturb prices after t; no weight formed at or before t may change."""
+"""The look-ahead check: change prices after t; no weight formed at or before t may change.
+
+Two perturbations of the prices after each cut row ``t``, because each misses what the
+other finds:
+
+- **noise**: every later price multiplied by its own random factor ``exp(scale * z)``. It
+  moves anything computed from a later price (a strategy that reads tomorrow's close), but
+  barely moves a statistic of the whole sample: the sign of the full-sample mean return,
+  the ranking of the assets over the whole sample, the date of the full-sample maximum;
+- **mirror**: the path after ``t`` reflected about the close at ``t`` (each later return
+  negated: ``p' = p_t**2 / p`` for every price field, high and low swapped, volume kept).
+  The later part of the sample then trends the other way, so such a statistic changes
+  whenever the part after ``t`` decides it (the earliest cuts, where most of the sample
+  lies after ``t``).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +34,13 @@ DEFAULT_CUTS = 8
 DEFAULT_SCALE = 0.1
 #: Rows cut one by one before a coarse find, to name the first offending period exactly.
 DEFAULT_MAX_REFINE = 2000
+#: What each perturbation does to the prices after a cut, as a report says it.
+PERTURBATIONS = {
+    "noise": "multiplied by random factors",
+    "mirror": "mirrored about the close at the cut (each later return negated)",
+}
+#: The panel fields that are prices (mirrored); any other field (volume) is kept.
+PRICE_FIELDS = ("open", "high", "low")
 
 
 @dataclass(frozen=True)
@@ -47,6 +68,8 @@ class LookaheadReport:
         The first asset whose weight changed in that row.
     cut : int or None
         The cut that revealed it (prices after row ``cut`` were perturbed, ``period <= cut``).
+    perturbation : str or None
+        Which perturbation revealed it: ``"noise"`` or ``"mirror"`` (:data:`PERTURBATIONS`).
     exact : bool
         Every row before ``period`` was cut on its own and none peeked, so ``period`` is the
         first offending period (up to perturbations a strategy ignores); False when the search
@@ -62,6 +85,7 @@ class LookaheadReport:
     asset: str | None = None
     cut: int | None = None
     exact: bool = False
+    perturbation: str | None = None
 
     @property
     def clean(self) -> bool:
@@ -78,8 +102,9 @@ class LookaheadReport:
             )
         if self.period is None:
             return (
-                f"{label}: no look-ahead found (prices perturbed after {len(self.cuts)} cut "
-                "dates; no weight at or before a cut changed)"
+                f"{label}: no look-ahead found (prices after each of {len(self.cuts)} cut "
+                "dates multiplied by random factors, then mirrored; no weight at or before "
+                "a cut changed)"
             )
         which = (
             "the first offending period"
@@ -88,17 +113,38 @@ class LookaheadReport:
         )
         return (
             f"{label} looks ahead: its weight for asset {self.asset!r} formed at the close of "
-            f"{self.date} (period {self.period}) changed when only prices after row "
-            f"{self.cut} were perturbed; {which}: {self.period} ({self.date})"
+            f"{self.date} (period {self.period}) changed when only the prices after row "
+            f"{self.cut} were {PERTURBATIONS.get(self.perturbation or '', 'perturbed')}; "
+            f"{which}: {self.period} ({self.date})"
         )
 
 
 def _perturbed(panel: Panel, cut: int, rng: np.random.Generator, scale: float) -> Panel:
+    """The noise perturbation: each price after ``cut`` times its own ``exp(scale * z)``."""
     factor = np.ones(panel.close.shape)
     later = panel.close.shape[0] - cut - 1
     factor[cut + 1 :] = np.exp(scale * rng.standard_normal((later, panel.n_assets)))
     fields = {k: v * factor for k, v in panel.fields.items()}
     return Panel(panel.dates, panel.assets, panel.close * factor, fields, panel.live)
+
+
+def _mirrored(panel: Panel, cut: int) -> Panel:
+    """The mirror perturbation: every price after ``cut`` becomes ``close[cut]**2 / price``.
+
+    Each later return is negated (in log terms) and the path stays positive; high and low
+    swap (the reflection reverses their order); a field that is not a price is kept.
+    """
+    pivot = panel.close[cut] * panel.close[cut]
+
+    def mirror(values: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = values.copy()
+        out[cut + 1 :] = pivot / values[cut + 1 :]
+        return out
+
+    fields = {k: mirror(v) if k in PRICE_FIELDS else v.copy() for k, v in panel.fields.items()}
+    if "high" in fields and "low" in fields:
+        fields["high"], fields["low"] = fields["low"], fields["high"]
+    return Panel(panel.dates, panel.assets, mirror(panel.close), fields, panel.live)
 
 
 def _same(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -127,10 +173,12 @@ def check_lookahead(
 ) -> LookaheadReport:
     """Check that a position-function strategy's weights use no price after their date.
 
-    For each cut row ``t`` (``n_cuts`` of them, evenly spaced), every price after ``t`` is
-    multiplied by ``exp(scale * z)`` with ``z`` standard normal (prices up to ``t`` and the
-    listing mask are left as they are), the weights are computed again, and every weight
-    formed at or before ``t`` (where the asset is listed) must be bit-for-bit what it was.
+    For each cut row ``t`` (``n_cuts`` of them, evenly spaced), the prices after ``t`` are
+    changed in two ways (prices up to ``t`` and the listing mask are left as they are): each
+    multiplied by ``exp(scale * z)`` with ``z`` standard normal, and the path mirrored about
+    the close at ``t`` (each later return negated, see the module docstring). The weights
+    are computed again after each, and every weight formed at or before ``t`` (where the
+    asset is listed) must be bit-for-bit what it was.
 
     Parameters
     ----------
@@ -155,7 +203,8 @@ def check_lookahead(
     Returns
     -------
     LookaheadReport
-        Clean, or the first offending period, its date, asset and the cut that showed it.
+        Clean, or the first offending period, its date, asset, the cut and the
+        perturbation that showed it.
 
     Raises
     ------
@@ -166,7 +215,10 @@ def check_lookahead(
     -----
     A change at or before ``t`` proves look-ahead; no change is evidence, not proof: a
     strategy that peeks only at dates between cuts, or only under some prices, may pass.
-    More cuts test more dates.
+    More cuts test more dates. The noise alone misses a weight that depends on a statistic
+    of the whole sample (the sign of the full-sample mean, a full-sample rank, the date of
+    the full-sample maximum): random factors after ``t`` hardly move it; the mirror reverses
+    the trend after ``t`` and so moves it whenever the later part of the sample decides it.
     """
     if not isinstance(strategy, PositionStrategy):
         raise StrategyError(
@@ -187,24 +239,31 @@ def check_lookahead(
     live = panel.live_mask
     rng = np.random.default_rng(seed)
 
-    def revealed(cut: int) -> tuple[int, int, int] | None:
-        """The earliest (row, asset, cut) at or before ``cut`` that moved with later prices."""
-        moved = weights(_perturbed(panel, cut, rng, scale))
-        changed = ~_same(base[: cut + 1], moved[: cut + 1]) & live[: cut + 1]
+    def moved(cut: int, prices: Panel) -> tuple[int, int] | None:
+        """The earliest (row, asset) at or before ``cut`` whose weight changed on ``prices``."""
+        changed = ~_same(base[: cut + 1], weights(prices)[: cut + 1]) & live[: cut + 1]
         if not changed.any():
             return None
         row, asset = (int(i) for i in np.argwhere(changed)[0])
-        return row, asset, cut
+        return row, asset
+
+    def revealed(cut: int) -> tuple[int, int, int, str] | None:
+        """The earliest (row, asset, cut, perturbation) at or before ``cut`` that moved."""
+        # The noise first, drawn for every cut in order whatever the mirror finds.
+        hits = [("noise", moved(cut, _perturbed(panel, cut, rng, scale)))]
+        hits.append(("mirror", moved(cut, _mirrored(panel, cut))))
+        found = [(*hit, cut, kind) for kind, hit in hits if hit is not None]
+        return min(found, key=lambda f: f[:2]) if found else None  # ties: the noise
 
     found = [hit for hit in map(revealed, cuts) if hit is not None]
     if not found:
         return LookaheadReport(strategy.name, declared, cuts, deterministic=True)
-    row, asset, cut = min(found)
+    row, asset, cut, kind = min(found, key=lambda f: f[:3])
     # Refine: a row r peeks iff perturbing the prices after r moves a weight at or before r.
     # Cutting at every row before the coarse find, in order, stops at the true first offender.
     for earlier in range(min(row, max_refine)):
         if (hit := revealed(earlier)) is not None:
-            row, asset, cut = hit
+            row, asset, cut, kind = hit
             break
     exact = row <= max_refine
     return LookaheadReport(
@@ -217,4 +276,5 @@ def check_lookahead(
         asset=panel.assets[asset],
         cut=cut,
         exact=exact,
+        perturbation=kind,
     )

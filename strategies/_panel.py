@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+
+_Array = TypeVar("_Array", bound=np.ndarray[Any, Any])
+
+#: What a strategy is told when it tries to write into an array the engine shares.
+READ_ONLY_HINT = (
+    "the prices it is given are read-only and shared by every config of the sweep (a change "
+    "would alter other configs' results, by batch); copy them first (prices.copy())"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,3 +119,44 @@ def panel_fingerprint(panel: Panel) -> str:
         h.update(b"live\0")
         h.update(np.ascontiguousarray(live, dtype=np.uint8).tobytes())
     return h.hexdigest()
+
+
+def immutable_copy(values: _Array) -> _Array:
+    """A copy of ``values`` whose memory is a ``bytes`` object: nothing can write to it.
+
+    ``flags.writeable = False`` alone is a request: the owner of an array's memory may set
+    it back to True and write. An array over immutable bytes refuses
+    (``ValueError: cannot set WRITEABLE flag to True of this array``), as an array a Ray
+    worker reads from the object store does. The layout (C or Fortran order) is kept; a
+    non-contiguous array becomes C-contiguous, as it does through Ray's serialisation.
+    """
+    order: Literal["C", "F"] = (
+        "F" if values.flags.f_contiguous and not values.flags.c_contiguous else "C"
+    )
+    frozen = np.frombuffer(values.tobytes(order=order), dtype=values.dtype)
+    return cast(_Array, frozen.reshape(tuple(values.shape), order=order))
+
+
+def frozen_panel(panel: Panel) -> Panel:
+    """The panel with every array an :func:`immutable_copy` (same values and fingerprint).
+
+    What the in-process executor hands a strategy, so that a strategy writing into its
+    input fails there as it does on a Ray worker, instead of changing the prices every
+    later config sees.
+    """
+    return Panel(
+        immutable_copy(panel.dates),
+        panel.assets,
+        immutable_copy(panel.close),
+        {k: immutable_copy(v) for k, v in panel.fields.items()},
+        None if panel.live is None else immutable_copy(panel.live),
+    )
+
+
+def read_only_hint(exc: BaseException) -> str:
+    """``"; " + READ_ONLY_HINT`` when ``exc`` is numpy refusing a write, else ``""``."""
+    text = str(exc)
+    refused = isinstance(exc, ValueError) and (
+        "read-only" in text or "WRITEABLE flag" in text or "readonly" in text
+    )
+    return f"; {READ_ONLY_HINT}" if refused else ""

@@ -21,7 +21,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from strategies._accounting import COST_NAMES, COST_PARAMS, Book, account, costs_of
-from strategies._panel import Panel
+from strategies._panel import Panel, immutable_copy, read_only_hint
 from strategies._protocol import Param, StrategyOutput
 from strategies._strategy_errors import StrategyError, close_matches
 
@@ -165,11 +165,17 @@ class PositionStrategy:
         return self._compiled
 
     def _prices(self, panel: Panel) -> Any:
-        """The prices the function sees: NaN where an asset is not listed (read-only)."""
+        """The prices the function sees: NaN where an asset is not listed (read-only).
+
+        They are shared by every config of a call of :meth:`evaluate`, so their memory is
+        immutable (:func:`strategies._panel.immutable_copy`): a function that sets
+        ``prices.flags.writeable = True`` to write into them fails, naming it, instead of
+        changing the prices the next config sees (results that would depend on the batch).
+        """
         prices = panel.close.copy()
         if panel.live is not None:
             prices[~panel.live] = np.nan
-        prices.flags.writeable = False
+        prices = immutable_copy(prices)
         if self.inputs == "numpy":
             return prices
         index = pd.DatetimeIndex(panel.dates)
@@ -220,7 +226,9 @@ class PositionStrategy:
         try:
             out = self._callable()(data, **kwargs)
         except Exception as exc:
-            raise StrategyError(f"{label} raised {type(exc).__name__}: {exc}") from exc
+            raise StrategyError(
+                f"{label} raised {type(exc).__name__}: {exc}{read_only_hint(exc)}"
+            ) from exc
         return self._checked(out, panel, label)
 
     def prices_for(self, panel: Panel) -> Any:

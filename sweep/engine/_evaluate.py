@@ -26,6 +26,7 @@ from stats import (
     summarize_null,
 )
 from strategies import StrategyOutput
+from strategies._panel import read_only_hint
 from sweep.data._benchmark import benchmark_returns
 from sweep.engine._heap import retain_freed_memory
 from sweep.engine._metrics import (
@@ -156,7 +157,7 @@ def _run_strategy(
             try:
                 out = _checked(sweep.strategy.evaluate(sweep.panel, one, rngs[j : j + 1]), 1, t)
             except Exception as exc:
-                errors[j] = f"{type(exc).__name__}: {exc}"
+                errors[j] = f"{type(exc).__name__}: {exc}{read_only_hint(exc)}"
                 continue
             returns[j], turnover[j], trades[j] = out.returns[0], out.turnover[0], out.n_trades[0]
         return StrategyOutput(returns, turnover, trades), errors

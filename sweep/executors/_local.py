@@ -5,10 +5,12 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 
+from strategies._panel import frozen_panel
 from sweep.engine._evaluate import evaluate_batch
 from sweep.executors._base import BatchOutcome
 from sweep.spec._resolve import ResolvedSweep
@@ -24,8 +26,13 @@ class LocalExecutor:
         self._sweep: ResolvedSweep | None = None
 
     def start(self, sweep: ResolvedSweep) -> None:
-        """Keep a reference to the sweep (nothing to ship)."""
-        self._sweep = sweep
+        """Keep the sweep, its panel's arrays made immutable (one copy, nothing to ship).
+
+        A strategy that writes into the panel then fails here as it does on a Ray worker
+        (whose arrays come read-only from the object store) instead of changing the prices
+        of every later batch (:func:`strategies._panel.frozen_panel`).
+        """
+        self._sweep = replace(sweep, panel=frozen_panel(sweep.panel))
 
     @property
     def workers(self) -> int:

@@ -37,6 +37,7 @@ from sweep.report._sections import (
     PlannerRow,
     ReportData,
     ResultsSection,
+    RowCheck,
     ScalingSection,
     ScalingSummary,
     TooFewReplications,
@@ -451,7 +452,23 @@ def _dimensionality_rows(d: MultipleTestingSection) -> list[tuple[str, str]]:
             f"Sharpe ratios reproduced bit for bit for {num(check and check.identical)} of "
             f"{num(check and check.compared)}",
         ),
+        *_row_check_rows(ret.row_check),
     ]
+
+
+def _row_check_rows(rows: RowCheck | None) -> list[tuple[str, str]]:
+    """The recomputed rows (every column by its bytes), and the first mismatches."""
+    if rows is None:
+        return []
+    text = (
+        f"{rows.sample}: {num(rows.identical)} of {num(rows.compared)} rows reproduced bit "
+        f"for bit on all {num(rows.columns)} columns"
+    )
+    if rows.identical < rows.compared:
+        text += f" — FAILED: {num(rows.values_differing)} value(s) differ; " + "; ".join(
+            rows.mismatches
+        )
+    return [("recomputed rows", text)]
 
 
 def _sweep_wide_blocks(d: MultipleTestingSection) -> list[Block]:

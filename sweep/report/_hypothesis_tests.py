@@ -5,7 +5,9 @@ come from the null summaries stored in the parts (:mod:`sweep.store._null_summar
 no return matrix is needed at any sweep size. Returns are recomputed only for the descriptive
 dimensionality of the returns (a seeded sample above ``max_return_configs``), with
 :func:`sweep.engine._evaluate.config_returns`, which depends only on the config, the data and the
-root seed (the report checks this by recomputing the stored Sharpe ratios bit for bit).
+root seed (the report checks this by recomputing the stored Sharpe ratios bit for bit, and
+a sample of whole rows over every column, :mod:`sweep.report._row_check`; a difference
+withholds the verdict).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
 from sweep.report._ranking import QUANTILES, histogram, ok_results, plain, ranked
 from sweep.report._rebuild import rebuild_sweep, recorded_panel
+from sweep.report._row_check import check_rows, recomputation_failure
 from sweep.report._sections import (
     BenchmarkInfo,
     ConfigShare,
@@ -125,7 +128,8 @@ def recompute_returns(
     rows : pandas.DataFrame
         The configs behind ``returns``, in grid order.
     info : ReturnsInfo
-        What was recomputed, how, and the bit-for-bit check of the stored Sharpe ratios.
+        What was recomputed, how, the bit-for-bit check of the stored Sharpe ratios and
+        that of a sample of whole rows (:func:`sweep.report._row_check.check_rows`).
     """
     by_grid = np.argsort(frame["grid_index"].to_numpy(), kind="stable")
     pick, sampled = _sample(len(by_grid), options.max_return_configs, options.sample_seed, 0)
@@ -149,6 +153,7 @@ def recompute_returns(
     )
     try:
         sweep = rebuild_sweep(run, options)
+        row_check = check_rows(run, sweep, options.sample_seed)
         returns = config_returns(sweep, rows["grid_index"].to_numpy(dtype=np.int64))
     except _REBUILD_ERRORS as exc:
         return None, rows, replace(info, reason=f"cannot rebuild the sweep: {exc}")
@@ -172,6 +177,7 @@ def recompute_returns(
             identical=int(same.sum()),
             max_abs_difference=float(np.nanmax(diff)) if np.isfinite(diff).any() else 0.0,
         ),
+        row_check=row_check,
     )
     return returns, rows, info
 
@@ -495,6 +501,7 @@ def _verdict(
             dsr_implied=None if implied is None else implied.dsr,
             complete=len(run.results) == run.total,
             oos_psr=oos_psr,
+            integrity_failure=recomputation_failure(section.returns),
         )
     )
 

@@ -7,6 +7,9 @@ panel, or what Python handed over (:func:`sweep.store._trust.supplying`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from strategies._panel import frozen_panel
 from sweep.data._panels import Panel
 from sweep.errors import SweepError
 from sweep.report._load import RunData
@@ -24,7 +27,11 @@ def recorded_panel(run: RunData) -> Panel:
 
 
 def rebuild_sweep(run: RunData, options: ReportOptions) -> ResolvedSweep:
-    """The recorded sweep, its strategy imported only if trusted (:mod:`sweep.store._trust`)."""
+    """The recorded sweep, its strategy imported only if trusted (:mod:`sweep.store._trust`).
+
+    Its panel's arrays are immutable, as an executor hands them to the strategy
+    (:func:`strategies._panel.frozen_panel`), so a recomputation sees what the run saw.
+    """
     sweep = resolve_recorded(
         run.manifest, run.location, options.allow_import, panel=recorded_panel(run)
     )
@@ -35,4 +42,4 @@ def rebuild_sweep(run: RunData, options: ReportOptions) -> ResolvedSweep:
             f"strategy {sweep.strategy.name!r} is now version {sweep.strategy.version!r}, the run "
             f"used {used!r}"
         )
-    return sweep
+    return replace(sweep, panel=frozen_panel(sweep.panel))

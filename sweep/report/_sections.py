@@ -562,6 +562,21 @@ class SharpeCheck:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RowCheck:
+    """Stored rows against the same configs evaluated again here, every column by its bytes.
+
+    ``identical < compared`` is a failed integrity check: the verdict is withheld.
+    """
+
+    sample: str
+    compared: int
+    identical: int
+    columns: int
+    values_differing: int
+    mismatches: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReturnsInfo:
     """Which configs' returns were recomputed, how, and whether they match the stored ones."""
 
@@ -575,6 +590,7 @@ class ReturnsInfo:
     periods: int | None = field(default=None, metadata=OMIT_NONE)
     non_finite_rows_dropped: int | None = field(default=None, metadata=OMIT_NONE)
     sharpe_check: SharpeCheck | None = field(default=None, metadata=OMIT_NONE)
+    row_check: RowCheck | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -98,6 +98,8 @@ def summary_blocks(data: ReportData) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Summary")]
     if verdict:
         blocks.append(Paragraph(verdict.headline, verdict_style(verdict.likely_real)))
+        if verdict.integrity_failure is not None:
+            blocks.append(Paragraph(f"Integrity check failed: {verdict.integrity_failure}.", "bad"))
     else:
         blocks.append(Paragraph("No verdict: no config finished with status ok.", "neutral"))
     c = integrity.configs

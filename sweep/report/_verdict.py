@@ -14,7 +14,11 @@ returns over the spec's benchmark) is called **likely real** only if
    in fewer than half the splits.
 
 Otherwise it is **not distinguishable from selection luck**. Without bootstrap replications
-(``metrics.bootstrap_reps = 0``) there is no sweep-wide test and no verdict. The deflated
+(``metrics.bootstrap_reps = 0``) there is no sweep-wide test and no verdict. Nor is there
+one when the report's recomputation failed (``integrity_failure``: configs evaluated again
+from the recorded sweep do not give their stored rows bit for bit,
+:mod:`sweep.report._row_check`): the statistics would describe rows the sweep's inputs do
+not give. The deflated
 Sharpe ratio, the probability of backtest overfitting and the dimensionality of the returns
 are reported beside the verdict but do not decide it: PBO cannot see an edge every config
 shares, and a dimensionality is not a count of trials.
@@ -23,8 +27,9 @@ shares, and a dimensionality is not a count of trials.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from sweep.common._serial import OMIT_NONE
 from sweep.report._oos_selection import OOS_PSR_THRESHOLD
 
 #: Default level of the sweep-wide test.
@@ -76,6 +81,9 @@ class VerdictInputs:
     oos_psr : float or None
         PSR of the walk-forward out-of-sample excess returns (None without walk-forward in
         the spec; NaN when it is configured but could not be computed: does not hold).
+    integrity_failure : str or None
+        What did not reproduce when the report recomputed stored rows (None: everything
+        recomputed matched, or nothing could be recomputed); withholds the verdict.
     """
 
     n_configs: int
@@ -92,6 +100,7 @@ class VerdictInputs:
     dsr_implied: float | None
     complete: bool = True
     oos_psr: float | None = None
+    integrity_failure: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,7 +110,8 @@ class Verdict:
     Attributes
     ----------
     likely_real : bool or None
-        True: the winner passes the rule; False: it does not; None: no sweep-wide test.
+        True: the winner passes the rule; False: it does not; None: no sweep-wide test, or
+        a failed integrity check (``integrity_failure``).
     headline : str
         One line.
     reasons : tuple of str
@@ -110,6 +120,9 @@ class Verdict:
         The plain-language paragraph the report ends its statistics with.
     rule : str
         The rule, as the report states it (:data:`RULE`).
+    integrity_failure : str or None
+        The failed integrity check that withheld the verdict (absent from report.json when
+        there is none).
     """
 
     likely_real: bool | None
@@ -117,6 +130,7 @@ class Verdict:
     reasons: tuple[str, ...]
     paragraph: str
     rule: str = RULE
+    integrity_failure: str | None = field(default=None, metadata=OMIT_NONE)
 
 
 def holds_out_of_sample(prob_oos_loss: float | None, oos_psr: float | None) -> bool:
@@ -140,6 +154,8 @@ def is_likely_real(
 
 def _reasons(inputs: VerdictInputs) -> tuple[str, ...]:
     out = []
+    if inputs.integrity_failure is not None:
+        out.append(f"integrity check failed (no verdict): {inputs.integrity_failure}")
     if inputs.sweep_pvalue is not None:
         ok = inputs.sweep_pvalue <= inputs.alpha
         out.append(
@@ -189,7 +205,14 @@ def judge_winner(inputs: VerdictInputs) -> Verdict:
     ``benchmarks/bench_calibration.py``.
     """
     likely = is_likely_real(inputs.sweep_pvalue, inputs.prob_oos_loss, inputs.alpha, inputs.oos_psr)
-    if likely is None:
+    failure = inputs.integrity_failure
+    if failure is not None:
+        likely = None
+        headline = (
+            "No verdict: the integrity check failed (recomputed configs do not reproduce "
+            "their stored rows)."
+        )
+    elif likely is None:
         headline = "No verdict: the sweep has no bootstrap replications (bootstrap_reps = 0)."
     elif likely:
         headline = "The winner is likely real: it beats the benchmark after the whole search."
@@ -240,7 +263,13 @@ def judge_winner(inputs: VerdictInputs) -> Verdict:
             f"Re-optimised walk-forward, its out-of-sample excess returns have PSR "
             f"{inputs.oos_psr:.3f} (the rule asks for at least {OOS_PSR_THRESHOLD})."
         )
+    if failure is not None:
+        parts.append(
+            f"Integrity check failed: {failure}. These statistics describe rows that the "
+            "sweep's inputs do not give, so no verdict is given."
+        )
     parts.append(headline if likely is None else f"Verdict: {headline[0].lower()}{headline[1:]}")
     if not inputs.complete:
         parts.append("The sweep is incomplete; the verdict covers the configs done so far.")
-    return Verdict(likely, headline, _reasons(inputs), " ".join(parts))
+    reasons = _reasons(inputs)
+    return Verdict(likely, headline, reasons, " ".join(parts), integrity_failure=failure)

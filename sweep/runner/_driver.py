@@ -32,6 +32,7 @@ from sweep.runner._environment_check import (
     EnvironmentChange,
     PartGuard,
     check_environment,
+    check_resume,
     check_sample,
 )
 from sweep.runner._status import failed_count
@@ -448,9 +449,17 @@ class _SessionRun:
             settings=settings.planner,
         )
 
-    def _check_sample(self) -> None:
-        """Allowed to change library versions: a sample must match first (recorded)."""
-        if self.change is None or self.record is None:
+    def _check_sample(self, resuming: bool) -> None:
+        """Finished configs re-computed before any new one (the change checked is recorded).
+
+        Allowed to change library versions: a sample must match first. Otherwise, resuming:
+        a few must (:func:`sweep.runner._environment_check.check_resume`).
+        """
+        if self.record is None:
+            return
+        if self.change is None:
+            if resuming:
+                check_resume(self.record, self.sweep, self.exe, self.session.id)
             return
         found = check_sample(self.record, self.sweep, self.exe, self.change)
         checked = {
@@ -472,7 +481,7 @@ class _SessionRun:
                     self.exe.start(self.sweep)
                     self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
                     try:
-                        self._check_sample()
+                        self._check_sample(resuming=done > 0 and bool(todo))
                         if todo:
                             self._stream(todo, bar)
                     finally:

@@ -14,7 +14,13 @@ A driver continuing a run (``sweep resume``, ``sweep run`` on an existing folder
    goes on only if every column matches bit for bit;
 3. while it runs, refuses a batch a worker computed with versions the run has not accepted
    (:class:`PartGuard`: a Ray worker may have other versions than the driver); a fresh run
-   accepts the versions of its first batch.
+   accepts the versions of its first batch;
+4. with the versions unchanged, still re-computes :data:`SAMPLE_ON_RESUME` finished configs
+   (seeded by the session number, so each resume draws others) before it computes anything
+   and stops with :class:`sweep.errors.RunFolderError` if one differs
+   (:func:`check_resume`): a strategy that is not deterministic (numpy's global generator,
+   the clock) would otherwise write rows that differ from those it would give again, and
+   the table would mix them silently.
 
 CPU architecture and dispatch differences alone are not refused (results are meant to be
 the same on every CPU; ``sweep reproduce`` checks that): they are recorded in each part and
@@ -27,7 +33,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from sweep.errors import EnvironmentChangedError
+from sweep.errors import EnvironmentChangedError, RunFolderError
 from sweep.executors import Executor
 from sweep.runner._reproduce import ReproduceSettings, Reproduction, mismatch_lines, reproduce_with
 from sweep.spec._resolve import ResolvedSweep
@@ -46,6 +52,9 @@ from sweep.store._run_store import RunRecord
 SAMPLE_ON_CHANGE = 16
 #: Seed of that sample.
 SAMPLE_SEED = 0
+#: Finished configs re-computed before any resume computes more (a few batches' worth of
+#: work at most: they run as one small batch per worker).
+SAMPLE_ON_RESUME = 4
 #: The option that allows it, as the command line spells it.
 ALLOW_FLAG = "--allow-environment-change"
 
@@ -155,6 +164,43 @@ def check_sample(
             f"{found.sampled} finished configs re-computed here differ from the stored ones, "
             "so the run cannot continue in this environment: "
             + "; ".join(mismatch_lines(found, 10))
+        )
+    return found
+
+
+def check_resume(record: RunRecord, sweep: ResolvedSweep, exe: Executor, seed: int) -> Reproduction:
+    """Re-compute a few finished configs on ``exe`` (started); refuse to go on if one differs.
+
+    Parameters
+    ----------
+    record : RunRecord
+        The run folder, with at least one good part.
+    sweep : ResolvedSweep
+        The run's sweep.
+    exe : Executor
+        The session's executor, started.
+    seed : int
+        Seed of the sample (the session number).
+
+    Raises
+    ------
+    RunFolderError
+        Naming the mismatches (at most three), when a value differs.
+    """
+    found = reproduce_with(
+        record, sweep, exe, ReproduceSettings(sample=SAMPLE_ON_RESUME, seed=seed, parts=0)
+    )
+    if not found.full_match:
+        raise RunFolderError(
+            f"run folder {record.store.location!r}: {found.sampled - found.matched} of "
+            f"{found.sampled} finished configs re-computed before continuing differ from "
+            f"their stored rows, so the rows this session would write could not stand beside "
+            f"them: strategy {sweep.strategy.name!r} is not deterministic (numpy's global "
+            "random generator, the clock or state kept between calls; a random strategy "
+            "takes the config's own rng argument), or this machine computes other bits than "
+            "the one that wrote the parts (sweep reproduce lists every difference). Nothing "
+            "was written; fix the strategy, change its version and start a new run folder. "
+            + "; ".join(mismatch_lines(found, 3))
         )
     return found
 

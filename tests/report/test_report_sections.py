@@ -183,6 +183,11 @@ def test_multiple_testing_section(reports):
     assert mt["returns"]["recomputed"] is True and mt["returns"]["sampled"] is False
     check = mt["returns"]["sharpe_check"]
     assert check["identical"] == check["compared"] == 60
+    # A seeded sample of 16 done configs and the winner, every column compared by bytes.
+    rows = mt["returns"]["row_check"]
+    assert rows["identical"] == rows["compared"] in (16, 17) and rows["mismatches"] == []
+    assert rows["sample"].endswith("and the winner") and rows["values_differing"] == 0
+    assert "integrity_failure" not in reports["complete"][0].to_json()["verdict"]
     sw = mt["sweep_wide"]
     assert sw["available"] is True and sw["reps"] == 20 and sw["configs"] == 60
     for key in ("reality_check_pvalue", "spa_pvalue", "winner_pvalue"):
