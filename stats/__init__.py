@@ -27,6 +27,11 @@ from stats._data_snooping import (
     summarize_null,
     sweep_wide_pvalue,
 )
+from stats._detectable_effect import (
+    DetectableEffect,
+    minimum_detectable_effect,
+    sweep_wide_critical_value,
+)
 from stats._effective_trials import (
     EffectiveTrials,
     effective_number_of_trials,
@@ -45,6 +50,7 @@ from stats._folds import (
     summarize_folds,
     walk_forward_folds,
 )
+from stats._generalized_error import FDPStepMResult, KStepMResult, fdp_stepm, k_stepm
 from stats._moments import (
     ReturnMoments,
     annualised_sharpe,
@@ -92,10 +98,13 @@ __all__ = [
     "ConfigNullStats",
     "DataSnoopingResult",
     "DeflatedSharpe",
+    "DetectableEffect",
     "EffectiveTrials",
+    "FDPStepMResult",
     "Fold",
     "FoldPlan",
     "FoldSummary",
+    "KStepMResult",
     "MultipleTestingSummary",
     "NullSummary",
     "PBOResult",
@@ -118,6 +127,7 @@ __all__ = [
     "deflated_sharpe_ratio",
     "effective_number_of_trials",
     "expected_max_sharpe",
+    "fdp_stepm",
     "fit_amortization",
     "fit_usl",
     "fixed_exp",
@@ -127,10 +137,12 @@ __all__ = [
     "gustafson_speedup",
     "holm_adjust",
     "implied_number_of_trials",
+    "k_stepm",
     "merge_fold_summaries",
     "merge_null_summaries",
     "min_track_record_length",
     "minimum_backtest_length",
+    "minimum_detectable_effect",
     "moments_from_path",
     "multiple_testing_summary",
     "norm_cdf",
@@ -144,6 +156,7 @@ __all__ = [
     "stepm",
     "summarize_folds",
     "summarize_null",
+    "sweep_wide_critical_value",
     "sweep_wide_pvalue",
     "task_efficiency",
     "trials_from_mean_sq_correlation",

@@ -141,10 +141,13 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "ConfigNullStats",
         "DataSnoopingResult",
         "DeflatedSharpe",
+        "DetectableEffect",
         "EffectiveTrials",
+        "FDPStepMResult",
         "Fold",
         "FoldPlan",
         "FoldSummary",
+        "KStepMResult",
         "MultipleTestingSummary",
         "NullSummary",
         "PBOResult",
@@ -167,6 +170,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "deflated_sharpe_ratio",
         "effective_number_of_trials",
         "expected_max_sharpe",
+        "fdp_stepm",
         "fixed_exp",
         "fixed_log",
         "fit_amortization",
@@ -176,10 +180,12 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "gustafson_speedup",
         "holm_adjust",
         "implied_number_of_trials",
+        "k_stepm",
         "merge_fold_summaries",
         "merge_null_summaries",
         "min_track_record_length",
         "minimum_backtest_length",
+        "minimum_detectable_effect",
         "moments_from_path",
         "multiple_testing_summary",
         "norm_cdf",
@@ -193,6 +199,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "stepm",
         "summarize_folds",
         "summarize_null",
+        "sweep_wide_critical_value",
         "sweep_wide_pvalue",
         "task_efficiency",
         "trials_from_mean_sq_correlation",
@@ -233,7 +240,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
 COUNTS = {
     "sweep": 43,
     "strategies": 23,
-    "stats": 65,
+    "stats": 72,
     "sweep.executors": 5,
     "sweep.report": 10,
     "sweep.bench": 8,
@@ -251,7 +258,7 @@ def test_each_package_exports_exactly_its_listed_names(package):
     assert len(exported) == COUNTS[package]
 
 
-def test_the_public_surface_has_147_names_in_six_packages():
+def test_the_public_surface_has_161_names_in_six_packages():
     assert set(PUBLIC) == set(PACKAGES) == set(COUNTS)
     assert {p: len(names) for p, names in PUBLIC.items()} == COUNTS
-    assert sum(COUNTS.values()) == 154
+    assert sum(COUNTS.values()) == 161

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from sweep.errors import SweepError
 from sweep.report._build import Report
 from sweep.report._sections import (
     Deflated,
+    DetectableSharpe,
+    Discoveries,
+    EffectiveNumberOfTrials,
     MultipleTestingSection,
     OutOfSampleSection,
     PBOSection,
     Unavailable,
 )
 from sweep.report._write import ReportFiles
+
+#: Columns of the closing lines (a file path longer than this stays on its line).
+WIDTH = 80
+#: Where a label's text starts ("tests:    ").
+INDENT = 10
 
 
 def parse_heatmap(text: str | None) -> tuple[str, str] | None:
@@ -52,7 +62,14 @@ def summary_lines(report: Report, files: ReportFiles) -> list[str]:
         lines.append(f"verdict:  {data.verdict.headline}")
     total = sum(data.generated.step_seconds.values())
     lines.append(f"built in {total:.1f} s")
-    return lines
+    return [*lines[:3], *(wrapped for line in lines[3:] for wrapped in _wrap(line))]
+
+
+def _wrap(line: str) -> list[str]:
+    """A closing line folded at :data:`WIDTH` columns under its label."""
+    return textwrap.wrap(
+        line, WIDTH, subsequent_indent=" " * INDENT, break_long_words=False, break_on_hyphens=False
+    )
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -60,22 +77,43 @@ def _fmt(value: float | None, spec: str) -> str:
 
 
 def _testing_lines(testing: MultipleTestingSection) -> list[str]:
-    """The summary's lines on the sweep-wide tests, trial counts and PBO."""
+    """The closing lines on the tests, configs called real, trial counts, MDE and PBO."""
     sw = testing.sweep_wide
     tests = sw if not isinstance(sw, Unavailable) else None
-    implied = testing.implied_trials
     dsr: dict[str, float | None] = {"naive": None, "implied": None}
     if testing.deflation is not None:
         for name, x in (("naive", testing.deflation.naive), ("implied", testing.deflation.implied)):
             dsr[name] = x.dsr if isinstance(x, Deflated) else None
     pbo = testing.pbo.pbo if isinstance(testing.pbo, PBOSection) else None
-    return [
+    effective = testing.effective_number_of_trials
+    if not isinstance(effective, EffectiveNumberOfTrials):  # a report without the name
+        implied = testing.implied_trials
+        n_eff = None if isinstance(implied, Unavailable) else implied.n
+    else:
+        n_eff = effective.n
+    lines = [
         f"tests:    winner's sweep-wide p "
         f"{_fmt(None if tests is None else tests.winner_pvalue, '.4f')}; "
         f"SPA p {_fmt(None if tests is None else tests.spa_pvalue, '.4f')}; StepM "
         f"{_fmt(None if tests is None else tests.stepm.count, ',')} beat the benchmark",
-        f"trials:   naive N {testing.naive_n:,}, bootstrap-implied N "
-        f"{_fmt(None if isinstance(implied, Unavailable) else implied.n, ',.1f')}; "
-        f"DSR {_fmt(dsr['naive'], '.3f')} (naive), {_fmt(dsr['implied'], '.3f')} (implied); "
-        f"PBO {_fmt(pbo, '.3f')}",
     ]
+    called = testing.discoveries
+    if isinstance(called, Discoveries):
+        lines.append(
+            f"real:     {called.count:,} config{'' if called.count == 1 else 's'} at FDP <= "
+            f"{called.gamma:.0%} "
+            f"(FDP-StepM, {1 - called.alpha:.0%} probability)"
+        )
+    lines += [
+        f"trials:   effective number of trials {_fmt(n_eff, ',.1f')} (naive N "
+        f"{testing.naive_n:,}); DSR {_fmt(dsr['implied'], '.3f')} at the effective N, "
+        f"{_fmt(dsr['naive'], '.3f')} at the naive; PBO {_fmt(pbo, '.3f')}",
+    ]
+    detectable = testing.detectable
+    if isinstance(detectable, DetectableSharpe):
+        lines.append(
+            f"detects:  annualised excess Sharpe >= {detectable.sharpe_ann:.2f} at "
+            f"{detectable.power:.0%} power ({detectable.single_test_sharpe_ann:.2f} for one "
+            "config fixed in advance)"
+        )
+    return lines

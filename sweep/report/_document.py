@@ -25,8 +25,11 @@ from sweep.report._sections import (
     AmortizationFit,
     Corrections,
     Deflated,
+    DetectableSharpe,
     Dimensionality,
+    Discoveries,
     Distribution,
+    EffectiveNumberOfTrials,
     ExecutionSection,
     IdentitySection,
     IntegritySection,
@@ -497,9 +500,123 @@ def _sweep_wide_blocks(d: MultipleTestingSection) -> list[Block]:
     return blocks
 
 
+def _discoveries_blocks(d: MultipleTestingSection) -> list[Block]:
+    """How many configs are real: FDP-StepM's count, its path and the first ones."""
+    called = d.discoveries
+    if called is None:
+        return []
+    blocks: list[Block] = [Heading(3, "How many configs are real")]
+    if not isinstance(called, Discoveries):
+        return [*blocks, Paragraph("FDP-StepM: " + _unavailable(called) + ".")]
+    path = ", ".join(f"{k}: {num(n)}" for k, n in enumerate(called.k_counts, start=1))
+    blocks.append(
+        KeyValues(
+            [
+                (
+                    "called real",
+                    f"{num(called.count)} of {num(called.configs)} configs, false discovery "
+                    f"proportion at most {called.gamma:.0%} with probability "
+                    f"{1 - called.alpha:.0%}",
+                ),
+                (
+                    "StepM (no false discovery)",
+                    f"{num(called.stepm_count)} config{'' if called.stepm_count == 1 else 's'}",
+                ),
+                ("k-StepM path", f"k = {path} (stopped at k = {called.k})"),
+                (
+                    "critical value",
+                    f"called real when t > {num(called.critical_value)}"
+                    if called.critical_value is not None
+                    else "none: too few replications for any rejection",
+                ),
+                ("method", called.method),
+            ]
+        )
+    )
+    if called.first:
+        params = list(called.first[0].params)
+        blocks.append(
+            Table(
+                ["#", *params, "t", "excess Sharpe (ann.)", "config_id"],
+                [
+                    [
+                        str(r.rank),
+                        *(num(r.params[p]) for p in params),
+                        num(r.t_stat),
+                        num(r.excess_sharpe_ann),
+                        r.config_id[:12],
+                    ]
+                    for r in called.first
+                ],
+                caption=(
+                    f"The first {len(called.first)} of the {num(called.count)} configs called "
+                    "real, by their studentised statistic t."
+                    if called.count > len(called.first)
+                    else "The configs called real, by their studentised statistic t."
+                ),
+            )
+        )
+    text = called.meaning[0].upper() + called.meaning[1:] + "."
+    blocks.append(Paragraph(text + (" " + called.note + "." if called.note else ""), "note"))
+    return blocks
+
+
+def _detectable_blocks(d: MultipleTestingSection) -> list[Block]:
+    """The minimum detectable effect of the sweep-wide test."""
+    det = d.detectable
+    if det is None:
+        return []
+    blocks: list[Block] = [Heading(3, "Minimum detectable effect")]
+    if not isinstance(det, DetectableSharpe):
+        return [*blocks, Paragraph("Minimum detectable effect: " + _unavailable(det) + ".")]
+    blocks.append(
+        KeyValues(
+            [
+                (
+                    f"detected with {det.power:.0%} power",
+                    f"annualised excess Sharpe ratio {num(det.sharpe_ann, 3)} "
+                    f"({num(det.sharpe)} per period), over {num(det.configs)} configs and "
+                    f"{num(det.periods)} periods, at alpha {det.alpha:g}",
+                ),
+                (
+                    "one config fixed in advance",
+                    f"{num(det.single_test_sharpe_ann, 3)} (tested alone, as on a holdout as "
+                    "long: no search to pay for)",
+                ),
+                ("model", det.model),
+            ]
+        )
+    )
+    blocks.append(
+        Paragraph(
+            "A verdict of 'not distinguishable from selection luck' means no edge of at least "
+            "this size was found; a smaller one could be there.",
+            "note",
+        )
+    )
+    return blocks
+
+
+def _effective_rows(d: MultipleTestingSection) -> list[Block]:
+    eff = d.effective_number_of_trials
+    if not isinstance(eff, EffectiveNumberOfTrials):
+        return []
+    return [
+        KeyValues(
+            [
+                (
+                    "effective number of trials",
+                    f"{num(eff.n)}, for {num(eff.naive_n)} configs tried: {eff.measured}",
+                ),
+                ("not the dimensionality", eff.not_dimensionality),
+            ]
+        )
+    ]
+
+
 def _deflation_blocks(d: MultipleTestingSection) -> list[Block]:
     defl = d.deflation
-    labels = {"naive": "naive N", "implied": "bootstrap-implied N"}
+    labels = {"naive": "naive N", "implied": "effective number of trials"}
     table_rows = []
     for name, label in labels.items():
         x = None if defl is None else getattr(defl, name)
@@ -522,10 +639,11 @@ def _deflation_blocks(d: MultipleTestingSection) -> list[Block]:
             table_rows,
             caption="Deflated Sharpe ratio of the winner's excess returns. Naive N: every "
             "config, scaled by the cross-sectional spread of their Sharpe ratios (as in the DSR "
-            "paper). Bootstrap-implied N: the number of independent null trials whose expected "
-            "best equals the mean of the sweep's joint-bootstrap maxima (how hard the grid "
-            "searched, measured on the data).",
-        )
+            "paper). Effective number of trials: the number of independent null trials whose "
+            "expected best equals the mean of the sweep's joint-bootstrap maxima (how hard the "
+            "grid searched, measured on the data).",
+        ),
+        *_effective_rows(d),
     ]
 
 
@@ -598,6 +716,7 @@ def _verdict_blocks(verdict: Verdict | None) -> list[Block]:
     if verdict:
         blocks.append(Paragraph(verdict.paragraph, verdict_style(verdict.likely_real)))
         blocks.append(Bullets([*verdict.reasons, verdict.rule]))
+
     else:
         blocks.append(Paragraph("No verdict: no config finished with status ok.", "neutral"))
     return blocks
@@ -633,6 +752,8 @@ def testing_blocks(
     blocks.append(Heading(3, "Sweep-wide tests"))
     blocks += _sweep_wide_blocks(d)
     blocks += _corrections_blocks(d.corrections)
+    blocks += _discoveries_blocks(d)
+    blocks += _detectable_blocks(d)
     blocks.append(Heading(3, "Deflated Sharpe ratio"))
     if w:
         blocks += _deflation_blocks(d)

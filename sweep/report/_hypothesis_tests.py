@@ -1,7 +1,8 @@
 """Report section 5, multiple testing: does the winner beat the benchmark after the whole search.
 
-The sweep-wide tests (Reality Check, SPA, StepM) and the bootstrap-implied number of trials
-come from the null summaries stored in the parts (:mod:`sweep.store._null_summary`), merged exactly:
+The sweep-wide tests (Reality Check, SPA, StepM), the configs called real (FDP-StepM), the
+minimum detectable Sharpe ratio and the effective number of trials (bootstrap-implied) come
+from the null summaries stored in the parts (:mod:`sweep.store._null_summary`), merged exactly:
 no return matrix is needed at any sweep size. Returns are recomputed only for the descriptive
 dimensionality of the returns (a seeded sample above ``max_return_configs``), with
 :func:`sweep.engine._evaluate.config_returns`, which depends only on the config, the data and the
@@ -38,7 +39,13 @@ from stats import (
 from sweep.data._benchmark import benchmark_returns, describe_null
 from sweep.engine._evaluate import config_returns
 from sweep.errors import USER_ERRORS, SweepError
-from sweep.report._inference import implied_trials, sweep_wide_tests
+from sweep.report._inference import (
+    detectable_effect,
+    discoveries,
+    effective_number,
+    implied_trials,
+    sweep_wide_tests,
+)
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
 from sweep.report._ranking import QUANTILES, histogram, ok_results, plain, ranked
@@ -52,8 +59,10 @@ from sweep.report._sections import (
     Deflation,
     DeflationError,
     Degradation,
+    DetectableSharpe,
     Dimensionality,
     DimensionalityError,
+    Discoveries,
     ExpectedMaxCurve,
     ImpliedTrials,
     InSampleBest,
@@ -182,12 +191,14 @@ def recompute_returns(
     return returns, rows, info
 
 
-def effective_trials(
+def returns_dimensionality(
     returns: NDArray[np.float64], n_total: int, sampled: bool, options: ReportOptions
 ) -> Dimensionality:
-    """The effective number of trials and the other estimators, as report data.
+    """The dimensionality of the returns and the other estimators, as report data.
 
-    The headline (``value``) is the participation ratio with the finite-sample noise floor
+    Not the effective number of trials (that is the bootstrap-implied count, see
+    :func:`sweep.report._inference.effective_number`). The headline (``value``) is the
+    participation ratio with the finite-sample noise floor
     of the squared correlations removed (``participation_ratio_adjusted`` of
     :func:`stats.effective_number_of_trials`); for a sample it is extrapolated to all
     ``n_total`` configs from the sample's mean squared correlation.
@@ -324,7 +335,7 @@ def deflation(
     implied: tuple[float, float] | None,
     ppy: float,
 ) -> Deflation:
-    """The winner deflated at the naive and at the bootstrap-implied (trial count, variance)."""
+    """The winner deflated at the naive and at the effective (trial count, variance)."""
     return Deflation(
         naive=None if naive is None else _deflated(winner, *naive, ppy),
         implied=None if implied is None else _deflated(winner, *implied, ppy),
@@ -452,7 +463,7 @@ def _dimensionality(
         return returns_info, None
     with steps.step("dimensionality of the returns"):
         try:
-            dims: Dimensionality | DimensionalityError = effective_trials(
+            dims: Dimensionality | DimensionalityError = returns_dimensionality(
                 returns, len(frame), returns_info.sampled, options
             )
         except USER_ERRORS as exc:
@@ -485,6 +496,8 @@ def _verdict(
     implied = section.deflation.implied if section.deflation is not None else None
     implied = implied if isinstance(implied, Deflated) else None
     pbo = section.pbo if isinstance(section.pbo, PBOSection) else None
+    detectable = section.detectable if isinstance(section.detectable, DetectableSharpe) else None
+    called = section.discoveries if isinstance(section.discoveries, Discoveries) else None
     return judge_winner(
         VerdictInputs(
             n_configs=section.naive_n,
@@ -502,6 +515,13 @@ def _verdict(
             complete=len(run.results) == run.total,
             oos_psr=oos_psr,
             integrity_failure=recomputation_failure(section.returns),
+            mde_sharpe_ann=detectable.sharpe_ann if detectable else None,
+            single_test_mde_ann=detectable.single_test_sharpe_ann if detectable else None,
+            power=detectable.power if detectable else None,
+            periods=detectable.periods if detectable else None,
+            periods_per_year=run.periods_per_year,
+            called_real=called.count if called else None,
+            fdp_gamma=called.gamma if called else None,
         )
     )
 
@@ -528,9 +548,10 @@ def testing_section(
     Returns
     -------
     section : MultipleTestingSection or Unavailable
-        Benchmark and null, winner, sweep-wide tests, per-config corrections, deflated
-        Sharpe at the naive and bootstrap-implied counts, PBO, dimensionality, the E[max]
-        curve.
+        Benchmark and null, winner, sweep-wide tests, the configs called real (FDP-StepM),
+        the minimum detectable Sharpe ratio, per-config corrections, the effective number of
+        trials and the deflated Sharpe at it and at the naive count, PBO, dimensionality,
+        the E[max] curve.
     verdict : Verdict or None
         None when no config finished ok.
     plot_data : TestingPlotData
@@ -549,6 +570,10 @@ def testing_section(
     with steps.step("sweep-wide tests"):
         sweep_wide = sweep_wide_tests(run.null_summary, frame, winner, options.alpha)
         implied = implied_trials(run.null_summary, frame)
+    with steps.step("configs called real"):
+        varying = [p for p in run.param_names if p in set(run.varying)] or run.param_names
+        called = discoveries(run.null_summary, frame, varying, options.alpha, options.fdp_gamma)
+        detectable = detectable_effect(run.null_summary, frame, options.alpha, ppy)
     with steps.step("deflated Sharpe ratio"):
         deflated = (
             deflation(
@@ -578,7 +603,12 @@ def testing_section(
         sharpe_convention="per period (mean / std, ddof=1); kurtosis RAW (normal = 3)",
         winner=winner,
         sweep_wide=sweep_wide,
+        discoveries=called,
+        detectable=detectable,
         implied_trials=implied,
+        effective_number_of_trials=effective_number(
+            implied, naive, deflated.implied if deflated is not None else None
+        ),
         deflation=deflated,
         pbo=pbo,
         corrections=corrections(frame, winner, reps, options.alpha),

@@ -1,6 +1,14 @@
-"""The sweep-wide tests of the report, from the merged null summaries of the parts."""
+"""The sweep-wide tests of the report, from the merged null summaries of the parts.
+
+Everything here reads the merged :class:`stats.NullSummary` and the configs' stored rows only:
+Reality Check, SPA, StepM, the winner's sweep-wide p-value, the configs called real by
+FDP-StepM, the minimum detectable Sharpe ratio and the effective number of trials.
+"""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -9,11 +17,26 @@ from stats import (
     NullSummary,
     consistent_threshold,
     data_snooping_tests,
+    fdp_stepm,
     implied_number_of_trials,
+    minimum_detectable_effect,
+    norm_ppf,
     sweep_wide_pvalue,
 )
 from sweep.errors import USER_ERRORS
-from sweep.report._sections import ImpliedTrials, StepMResult, SweepWideTests, Unavailable, Winner
+from sweep.report._ranking import plain
+from sweep.report._sections import (
+    Deflated,
+    DetectableSharpe,
+    Discoveries,
+    Discovery,
+    EffectiveNumberOfTrials,
+    ImpliedTrials,
+    StepMResult,
+    SweepWideTests,
+    Unavailable,
+    Winner,
+)
 
 #: Grid indices listed per StepM set in report.json.
 LISTED_IDS = 20
@@ -106,6 +129,21 @@ def sweep_wide_tests(
     )
 
 
+def null_sharpe_std(frame: pd.DataFrame) -> float | None:
+    """Root mean square over configs of ``ω̂ / (√n · sd)``: a null Sharpe ratio's spread.
+
+    None when no config has a non-constant excess series.
+    """
+    n_obs = frame["n_obs"].to_numpy(dtype=np.float64)
+    omega = frame["omega"].to_numpy(dtype=np.float64)
+    std = frame["excess_std"].to_numpy(dtype=np.float64)
+    live = (std > 0) & np.isfinite(omega) & (n_obs > 0)
+    if not live.any():
+        return None
+    sd_null = omega[live] / (np.sqrt(n_obs[live]) * std[live])
+    return float(np.sqrt(np.mean(sd_null**2)))
+
+
 def implied_trials(summary: NullSummary | None, frame: pd.DataFrame) -> ImpliedTrials | Unavailable:
     """The bootstrap-implied number of trials and the null Sharpe spread behind it.
 
@@ -115,16 +153,11 @@ def implied_trials(summary: NullSummary | None, frame: pd.DataFrame) -> ImpliedT
     """
     if summary is None:
         return Unavailable(reason="no bootstrap replications")
-    n_obs = frame["n_obs"].to_numpy(dtype=np.float64)
-    omega = frame["omega"].to_numpy(dtype=np.float64)
-    std = frame["excess_std"].to_numpy(dtype=np.float64)
-    live = (std > 0) & np.isfinite(omega) & (n_obs > 0)
+    sigma = null_sharpe_std(frame)
     finite_max = summary.null_sharpe[np.isfinite(summary.null_sharpe)]
-    if not live.any() or finite_max.size == 0:
+    if sigma is None or finite_max.size == 0:
         return Unavailable(reason="no config with a non-constant excess series")
-    sd_null = omega[live] / (np.sqrt(n_obs[live]) * std[live])
     target = float(np.mean(finite_max))
-    sigma = float(np.sqrt(np.mean(sd_null**2)))
     return ImpliedTrials(
         n=implied_number_of_trials(target, sigma),
         mean_null_max_sharpe=target,
@@ -133,4 +166,172 @@ def implied_trials(summary: NullSummary | None, frame: pd.DataFrame) -> ImpliedT
             "N such that E[max of N independent null Sharpe ratios] (exact integral) equals the "
             "mean over bootstrap replications of the best null Sharpe ratio of the sweep"
         ),
+    )
+
+
+#: What the effective number of trials is, as the report says it.
+EFFECTIVE_N_MEASURED = (
+    "the N whose expected maximum of N independent null Sharpe ratios (exact integral, "
+    "scaled by the configs' null Sharpe spread) equals the mean over the joint-bootstrap "
+    "replications of the best null Sharpe ratio of every config: how many independent "
+    "trials would be as lucky as this grid was on data with no edge"
+)
+#: Why the dimensionality estimators are not the effective number of trials.
+NOT_DIMENSIONALITY = (
+    "the dimensionality estimators (participation ratio, Nyholt, Li-Ji, Galwey) describe "
+    "how many directions the returns span; they are reported under their own names and "
+    "do not deflate the winner"
+)
+
+
+def effective_number(
+    implied: ImpliedTrials | Unavailable, naive_n: int, at_implied: object
+) -> EffectiveNumberOfTrials | Unavailable:
+    """The effective number of trials, named, with the winner's DSR at it."""
+    if isinstance(implied, Unavailable):
+        return implied
+    return EffectiveNumberOfTrials(
+        n=implied.n,
+        naive_n=naive_n,
+        measured=EFFECTIVE_N_MEASURED,
+        dsr=at_implied.dsr if isinstance(at_implied, Deflated) else None,
+        not_dimensionality=NOT_DIMENSIONALITY,
+    )
+
+
+#: The power the minimum detectable effect is stated at.
+DETECTION_POWER = 0.8
+
+
+def detectable_effect(
+    summary: NullSummary | None, frame: pd.DataFrame, alpha: float, periods_per_year: float
+) -> DetectableSharpe | Unavailable:
+    """The smallest annualised excess Sharpe ratio the sweep-wide test detects at 80% power.
+
+    See :func:`stats.minimum_detectable_effect` for the model and its references.
+    """
+    if summary is None:
+        return Unavailable(reason="no bootstrap replications (metrics.bootstrap_reps = 0)")
+    sigma = null_sharpe_std(frame)
+    if sigma is None or not sigma > 0:
+        return Unavailable(reason="no config with a non-constant excess series")
+    try:
+        d = minimum_detectable_effect(summary, sigma, alpha, DETECTION_POWER)
+    except USER_ERRORS as exc:
+        return Unavailable(reason=str(exc))
+    if not math.isfinite(d.sharpe):
+        return Unavailable(
+            reason=f"{summary.reps} bootstrap replications cannot reach a p-value of "
+            f"{alpha:g} ((1 + 0)/(1 + B) > alpha): no edge is detectable"
+        )
+    root = math.sqrt(periods_per_year)
+    return DetectableSharpe(
+        power=DETECTION_POWER,
+        alpha=alpha,
+        sharpe=d.sharpe,
+        sharpe_ann=d.sharpe * root,
+        single_test_sharpe_ann=d.single_test_sharpe * root,
+        critical_value=d.critical_value,
+        sweep_critical_value=d.sweep_critical_value,
+        null_sharpe_std=sigma,
+        periods=int(frame["n_obs"].max()),
+        configs=summary.n_configs if summary.n_configs else len(frame),
+        model=(
+            "a config whose true per-period excess Sharpe ratio is θ has t ≈ N(θ/σ, 1), "
+            f"σ = {sigma:.4g} the null spread of one config's Sharpe ratio (block-bootstrap "
+            f"long-run variance, so skew, kurtosis and serial dependence are in it); the "
+            f"sweep-wide test rejects when t > {d.sweep_critical_value:.3f}, the bootstrap "
+            f"{1 - alpha:.0%} quantile of the best studentised null statistic of every "
+            f"config; with c = {d.critical_value:.3f} (that quantile, never below "
+            f"Φ⁻¹(1 − α) = {norm_ppf(1.0 - alpha):.3f}: a config with an edge brings its own "
+            f"null draws into the maximum), MDE = (c + Φ⁻¹({DETECTION_POWER:g}))·σ (Bloom "
+            "1995, with the sweep's own critical value). One config fixed in advance and "
+            "tested alone needs (Φ⁻¹(1 − α) + Φ⁻¹(power))·σ"
+        ),
+    )
+
+
+#: Configs called real listed by name.
+LISTED_DISCOVERIES = 10
+
+
+def discoveries(
+    summary: NullSummary | None,
+    frame: pd.DataFrame,
+    params: Sequence[str],
+    alpha: float,
+    gamma: float,
+) -> Discoveries | Unavailable:
+    """How many configs are real: FDP-StepM over every config, from the merged summary.
+
+    Parameters
+    ----------
+    summary : NullSummary or None
+        Merged over the good parts.
+    frame : pandas.DataFrame
+        The ok configs (``grid_index``, ``t_stat``, ``config_id``, ``excess_sharpe_ann`` and
+        the parameters).
+    params : sequence of str
+        Parameter columns shown for the configs listed (those that vary across the grid).
+    alpha, gamma : float
+        ``P(FDP > gamma) <= alpha`` (``ReportOptions.alpha`` and ``fdp_gamma``).
+    """
+    if summary is None:
+        return Unavailable(reason="no bootstrap replications (metrics.bootstrap_reps = 0)")
+    index = frame["grid_index"].to_numpy(dtype=np.int64)
+    t_stat = frame["t_stat"].to_numpy(dtype=np.float64)
+    if not np.isfinite(t_stat).any():
+        return Unavailable(reason="no config with a non-constant excess series")
+    try:
+        res = fdp_stepm(summary, index, t_stat, gamma, alpha)
+    except USER_ERRORS as exc:
+        return Unavailable(reason=str(exc))
+    called = frame.iloc[np.flatnonzero(np.isin(index, res.rejected))]
+    order = np.lexsort((called["grid_index"].to_numpy(), -called["t_stat"].to_numpy()))
+    shown = called.iloc[order[:LISTED_DISCOVERIES]]
+    first = tuple(
+        Discovery(
+            rank=i + 1,
+            config_id=str(row["config_id"]),
+            grid_index=int(row["grid_index"]),
+            params={p: plain(row[p]) for p in params},
+            t_stat=float(row["t_stat"]),
+            excess_sharpe_ann=float(row["excess_sharpe_ann"]),
+        )
+        for i, (_, row) in enumerate(shown.iterrows())
+    )
+    notes = []
+    if not res.exact:
+        notes.append(
+            f"in some replication the {summary.top_k} null statistics stored per replication "
+            "held fewer than k of a step's configs, so its k-th largest was bounded by the "
+            "last one stored: the count is conservative (still controlled) and may be "
+            "smaller than the full null would give; raise metrics.stepm_top_k to tighten it"
+        )
+    if not res.all_subsets:
+        notes.append(
+            "some step had too many subsets of the rejected configs to try each one, and "
+            "used a per-replication bound of their maximum instead: conservative"
+        )
+    return Discoveries(
+        method="FDP-StepM (Romano, Shaikh and Wolf 2008, Econometric Theory 24(2), Sec. 4): "
+        "k-StepM for k = 1, 2, ... until it calls real fewer than k/γ − 1 configs",
+        gamma=gamma,
+        alpha=alpha,
+        count=int(res.rejected.size),
+        configs=int(np.isfinite(t_stat).sum()),
+        k=res.k,
+        k_counts=res.counts,
+        stepm_count=res.counts[0],
+        critical_value=res.critical_value if math.isfinite(res.critical_value) else None,
+        exact=res.exact,
+        all_subsets=res.all_subsets,
+        top_k=summary.top_k,
+        first=first,
+        meaning=(
+            f"with probability at least {1 - alpha:.0%}, at most {gamma:.0%} of the configs "
+            "called real are false discoveries (configs with no edge over the benchmark); "
+            "StepM, beside it, allows no false discovery at all with that probability"
+        ),
+        note="; ".join(notes) or None,
     )

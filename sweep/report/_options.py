@@ -36,7 +36,9 @@ class ReportOptions:
         done only up to this size (6,524 took 66 s on two cores).
     alpha : float
         Level of the sweep-wide tests, StepM, the verdict and the Holm and
-        Benjamini-Hochberg corrections.
+        Benjamini-Hochberg corrections; FDP-StepM's probability of exceeding ``fdp_gamma``.
+    fdp_gamma : float
+        The false discovery proportion FDP-StepM tolerates in the configs it calls real.
     progress : bool
         Show progress on a terminal.
     allow_import : tuple of str
@@ -53,5 +55,6 @@ class ReportOptions:
     sample_seed: int = 0
     eigen_max_dim: int = 2048
     alpha: float = 0.05
+    fdp_gamma: float = 0.1
     progress: bool = field(default=True, metadata=SKIPPED)  # not in report.json
     allow_import: tuple[str, ...] = ()

@@ -206,7 +206,7 @@ def plot_expected_max(
     ax.plot(n, sr0, "-", color="#4c72b0", label="E[max] of N null Sharpes")
     marks = [("naive N", float(naive_n), "o")]
     if effective_n is not None:
-        marks.append(("bootstrap-implied N", effective_n, "s"))
+        marks.append(("effective N", effective_n, "s"))
     for label, value, marker in marks:
         y = expected_max_sharpe(value, sharpe_std)
         ax.plot(

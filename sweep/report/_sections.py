@@ -441,13 +441,83 @@ class SweepWideTests:
 
 @dataclass(frozen=True, kw_only=True)
 class ImpliedTrials:
-    """The bootstrap-implied number of trials."""
+    """The bootstrap-implied number of trials (the effective number of trials)."""
 
     available: Literal[True] = True
     n: float
     mean_null_max_sharpe: float
     null_sharpe_std: float
     definition: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class EffectiveNumberOfTrials:
+    """The effective number of trials: the count the report deflates the winner at.
+
+    The same N as ``implied_trials.n`` (kept under that key for readers of earlier
+    reports), named as the report names it; ``dsr`` is the winner's deflated Sharpe ratio at
+    it. The dimensionality estimators (participation ratio, Nyholt, Li-Ji, Galwey) are
+    reported under their own names and are not trial counts.
+    """
+
+    available: Literal[True] = True
+    n: float
+    naive_n: int
+    measured: str
+    dsr: float | None
+    not_dimensionality: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DetectableSharpe:
+    """The smallest excess Sharpe ratio the sweep-wide test detects with the stated power."""
+
+    available: Literal[True] = True
+    power: float
+    alpha: float
+    sharpe: float
+    sharpe_ann: float
+    single_test_sharpe_ann: float
+    critical_value: float
+    sweep_critical_value: float
+    null_sharpe_std: float
+    periods: int
+    configs: int
+    model: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Discovery:
+    """One of the configs called real, by rank of its studentised statistic."""
+
+    rank: int
+    config_id: str
+    grid_index: int
+    params: Mapping[str, ParamValue]
+    t_stat: float
+    excess_sharpe_ann: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Discoveries:
+    """How many configs are real: FDP-StepM, with the false discovery proportion controlled."""
+
+    available: Literal[True] = True
+    method: str
+    gamma: float
+    alpha: float
+    count: int
+    configs: int
+    k: int
+    k_counts: tuple[int, ...]
+    stepm_count: int
+    critical_value: float | None
+    exact: bool
+    all_subsets: bool
+    top_k: int
+    first: tuple[Discovery, ...]
+    meaning: str
+    note: str | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -474,7 +544,11 @@ class DeflationError:
 
 @dataclass(frozen=True, kw_only=True)
 class Deflation:
-    """The deflated Sharpe ratio at the naive and at the bootstrap-implied trial count."""
+    """The deflated Sharpe ratio at the naive and at the effective number of trials.
+
+    ``implied`` is the effective number of trials (the bootstrap-implied count; the key keeps
+    its first name for readers of earlier reports).
+    """
 
     naive: Deflated | DeflationError | None
     implied: Deflated | DeflationError | None
@@ -651,7 +725,12 @@ class MultipleTestingSection:
     sharpe_convention: str
     winner: Winner | None
     sweep_wide: SweepWideTests | Unavailable
+    discoveries: Discoveries | Unavailable | None = field(default=None, metadata=OMIT_NONE)
+    detectable: DetectableSharpe | Unavailable | None = field(default=None, metadata=OMIT_NONE)
     implied_trials: ImpliedTrials | Unavailable
+    effective_number_of_trials: EffectiveNumberOfTrials | Unavailable | None = field(
+        default=None, metadata=OMIT_NONE
+    )
     deflation: Deflation | None
     pbo: PBOSection | Unavailable
     corrections: Corrections | TooFewReplications | Unavailable

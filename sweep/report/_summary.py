@@ -7,6 +7,9 @@ from collections.abc import Mapping
 from sweep.report._blocks import Block, Heading, KeyValues, Paragraph, num
 from sweep.report._sections import (
     BenchmarkInfo,
+    DetectableSharpe,
+    Discoveries,
+    EffectiveNumberOfTrials,
     MultipleTestingSection,
     OutOfSampleSection,
     PBOSection,
@@ -59,6 +62,38 @@ def _pvalue_row(tests: SweepWideTests | Unavailable, alpha: float) -> str:
     )
 
 
+def _called_real_row(called: Discoveries | Unavailable | None) -> str | None:
+    if not isinstance(called, Discoveries):
+        return None
+    return (
+        f"{num(called.count)} of {num(called.configs)} configs beat the benchmark with at most "
+        f"{called.gamma:.0%} false discoveries (probability {1 - called.alpha:.0%}, "
+        f"FDP-StepM); with none at all: {num(called.stepm_count)} (StepM)"
+    )
+
+
+def _detectable_row(detectable: DetectableSharpe | Unavailable | None) -> str | None:
+    if not isinstance(detectable, DetectableSharpe):
+        return None
+    return (
+        f"an annualised excess Sharpe ratio of {detectable.sharpe_ann:.2f} or more is found "
+        f"with {detectable.power:.0%} power over {num(detectable.configs)} configs and "
+        f"{num(detectable.periods)} periods ({detectable.single_test_sharpe_ann:.2f} for one "
+        "config fixed in advance)"
+    )
+
+
+def _effective_row(effective: EffectiveNumberOfTrials | Unavailable | None) -> str | None:
+    if not isinstance(effective, EffectiveNumberOfTrials):
+        return None
+    dsr = f"; the winner's DSR at it {effective.dsr:.3f}" if effective.dsr is not None else ""
+    return (
+        f"{num(effective.n)}, for {num(effective.naive_n)} configs tried (the N whose "
+        f"expected maximum of independent null Sharpe ratios equals the joint bootstrap's)"
+        f"{dsr}"
+    )
+
+
 def _walk_forward_row(oos: OutOfSampleSection | Unavailable) -> str | None:
     """The walk-forward result the verdict uses, when the spec asks for one."""
     wf = oos.walk_forward if isinstance(oos, OutOfSampleSection) else None
@@ -80,7 +115,7 @@ def _oos_row(pbo: PBOSection | Unavailable) -> str:
 
 
 def summary_blocks(data: ReportData) -> list[Block]:
-    """The summary: verdict, winner, Sharpe against the benchmark, p-value, OOS, hash.
+    """The summary: verdict, winner, Sharpe, p-value, configs called real, MDE, N_eff, hash.
 
     Parameters
     ----------
@@ -115,8 +150,15 @@ def summary_blocks(data: ReportData) -> list[Block]:
             ),
             ("annualised Sharpe", _sharpe_row(winner, mt.benchmark)),
             ("sweep-wide p-value", _pvalue_row(mt.sweep_wide, alpha)),
-            ("out of sample (CSCV)", _oos_row(mt.pbo)),
         ]
+        for label, text in (
+            ("configs called real", _called_real_row(mt.discoveries)),
+            ("minimum detectable effect", _detectable_row(mt.detectable)),
+            ("effective number of trials", _effective_row(mt.effective_number_of_trials)),
+        ):
+            if text is not None:
+                rows.append((label, text))
+        rows.append(("out of sample (CSCV)", _oos_row(mt.pbo)))
         walk = _walk_forward_row(data.out_of_sample)
         if walk is not None:
             rows.append(("walk-forward", walk))

@@ -22,6 +22,11 @@ not give. The deflated
 Sharpe ratio, the probability of backtest overfitting and the dimensionality of the returns
 are reported beside the verdict but do not decide it: PBO cannot see an edge every config
 shares, and a dimensionality is not a count of trials.
+
+The paragraph also says what the verdict can and cannot see: the null families its error
+rates were measured on (:data:`CALIBRATED_NULL_FAMILIES`), the smallest edge the sweep-wide
+test detects at 80% power (so "not distinguishable" is read with its size), how many configs
+FDP-StepM calls real, and what to do next.
 """
 
 from __future__ import annotations
@@ -36,6 +41,15 @@ from sweep.report._oos_selection import OOS_PSR_THRESHOLD
 ALPHA = 0.05
 #: The in-sample best must lose out of sample in fewer than this share of CSCV splits.
 OOS_LOSS_THRESHOLD = 0.5
+#: The null families of the README's calibration table (``benchmarks/bench_calibration.py``),
+#: named in the verdict: extend this tuple when the calibration table gains a family.
+CALIBRATED_NULL_FAMILIES: tuple[str, ...] = (
+    "martingale",
+    "GARCH(1,1)-t",
+    "volatility regime",
+    "drifting correlated assets with buy-and-hold benchmark",
+    "listings/delistings",
+)
 #: The rule, as the report states it.
 RULE = (
     "Rule: the winner is called likely real only if its sweep-wide p-value (against the "
@@ -84,6 +98,21 @@ class VerdictInputs:
     integrity_failure : str or None
         What did not reproduce when the report recomputed stored rows (None: everything
         recomputed matched, or nothing could be recomputed); withholds the verdict.
+    mde_sharpe_ann : float or None
+        The smallest annualised excess Sharpe ratio the sweep-wide test detects with
+        ``power`` (:func:`stats.minimum_detectable_effect`).
+    single_test_mde_ann : float or None
+        The same for one config fixed in advance and tested alone (a holdout as long).
+    power : float or None
+        The power of the minimum detectable effect.
+    periods : int or None
+        Periods of the sample.
+    periods_per_year : float or None
+        To say the sample's length in years.
+    called_real : int or None
+        Configs FDP-StepM calls real.
+    fdp_gamma : float or None
+        The false discovery proportion it tolerates (with probability ``1 - alpha``).
     """
 
     n_configs: int
@@ -101,6 +130,13 @@ class VerdictInputs:
     complete: bool = True
     oos_psr: float | None = None
     integrity_failure: str | None = None
+    mde_sharpe_ann: float | None = None
+    single_test_mde_ann: float | None = None
+    power: float | None = None
+    periods: int | None = None
+    periods_per_year: float | None = None
+    called_real: int | None = None
+    fdp_gamma: float | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +159,16 @@ class Verdict:
     integrity_failure : str or None
         The failed integrity check that withheld the verdict (absent from report.json when
         there is none).
+    calibrated_on : tuple of str
+        The null families the rule's error rates were measured on
+        (:data:`CALIBRATED_NULL_FAMILIES`; empty in reports written before it was stated).
+    minimum_detectable_sharpe_ann : float or None
+        The smallest annualised excess Sharpe ratio the sweep-wide test detects at 80%
+        power.
+    called_real : int or None
+        Configs FDP-StepM calls real at the report's level.
+    next_steps : str
+        What the reader should do next.
     """
 
     likely_real: bool | None
@@ -131,6 +177,10 @@ class Verdict:
     paragraph: str
     rule: str = RULE
     integrity_failure: str | None = field(default=None, metadata=OMIT_NONE)
+    calibrated_on: tuple[str, ...] = ()
+    minimum_detectable_sharpe_ann: float | None = field(default=None, metadata=OMIT_NONE)
+    called_real: int | None = field(default=None, metadata=OMIT_NONE)
+    next_steps: str = ""
 
 
 def holds_out_of_sample(prob_oos_loss: float | None, oos_psr: float | None) -> bool:
@@ -238,10 +288,11 @@ def judge_winner(inputs: VerdictInputs) -> Verdict:
         )
     if inputs.implied_n is not None and inputs.dsr_implied is not None:
         parts.append(
-            f"The bootstrap maxima are as high as the best of about {inputs.implied_n:,.0f} "
-            f"independent trials would be; deflated at that count, its Sharpe ratio has "
-            f"DSR {inputs.dsr_implied:.3f}."
+            f"The effective number of trials is about {inputs.implied_n:,.0f}: the bootstrap "
+            "maxima are as high as the best of that many independent trials would be; "
+            f"deflated at it, its Sharpe ratio has DSR {inputs.dsr_implied:.3f}."
         )
+    parts += _size_sentences(inputs)
     if inputs.prob_oos_loss is not None:
         parts.append(
             f"Out of sample (CSCV), the in-sample best lost to the benchmark in "
@@ -271,5 +322,92 @@ def judge_winner(inputs: VerdictInputs) -> Verdict:
     parts.append(headline if likely is None else f"Verdict: {headline[0].lower()}{headline[1:]}")
     if not inputs.complete:
         parts.append("The sweep is incomplete; the verdict covers the configs done so far.")
-    reasons = _reasons(inputs)
-    return Verdict(likely, headline, reasons, " ".join(parts), integrity_failure=failure)
+    if likely is not None:
+        parts.append(CALIBRATION)
+    steps = next_steps(likely, inputs)
+    parts.append(steps)
+    return Verdict(
+        likely,
+        headline,
+        _reasons(inputs),
+        " ".join(parts),
+        calibrated_on=CALIBRATED_NULL_FAMILIES if likely is not None else (),
+        minimum_detectable_sharpe_ann=inputs.mde_sharpe_ann,
+        called_real=inputs.called_real,
+        next_steps=steps,
+        integrity_failure=failure,
+    )
+
+
+#: What the measured error rates cover, as the verdict says it.
+CALIBRATION = (
+    "This rule's false-positive rate and power were calibrated on the null families in the "
+    f"README's calibration table: {', '.join(CALIBRATED_NULL_FAMILIES)}; a market unlike "
+    "them is outside what was measured."
+)
+
+
+def _years(inputs: VerdictInputs) -> str:
+    if inputs.periods is None or not inputs.periods_per_year:
+        return "this length"
+    return f"this length ({inputs.periods / inputs.periods_per_year:.1f} years)"
+
+
+def _size_sentences(inputs: VerdictInputs) -> list[str]:
+    """The minimum detectable effect and the number called real, as sentences."""
+    out = []
+    if inputs.mde_sharpe_ann is not None:
+        power = inputs.power if inputs.power is not None else 0.8
+        out.append(
+            f"At {_years(inputs)} and over {inputs.n_configs:,} configurations, the "
+            f"sweep-wide test detects with {power:.0%} power only an edge of annualised "
+            f"excess Sharpe ratio {inputs.mde_sharpe_ann:.2f} or more (the minimum "
+            "detectable effect"
+            + (
+                f"; one configuration fixed in advance and tested alone would need "
+                f"{inputs.single_test_mde_ann:.2f}"
+                if inputs.single_test_mde_ann is not None
+                else ""
+            )
+            + ")."
+        )
+    if inputs.called_real is not None and inputs.fdp_gamma is not None:
+        out.append(
+            f"FDP-StepM calls {inputs.called_real:,} configuration"
+            f"{'' if inputs.called_real == 1 else 's'} real with at most "
+            f"{inputs.fdp_gamma:.0%} false discoveries among them (with probability "
+            f"{1 - inputs.alpha:.0%})."
+        )
+    return out
+
+
+def next_steps(likely: bool | None, inputs: VerdictInputs) -> str:
+    """What the reader should do next, given the verdict."""
+    if inputs.integrity_failure is not None:
+        return (
+            "Next: find why recomputed rows differ from the stored ones (a strategy that draws "
+            "from global random state, or reads state that changes; `sweep reproduce RUN_DIR` "
+            "lists the differences), fix it, and run the sweep again in a new folder."
+        )
+    if likely is None:
+        return (
+            "Next: run the sweep with metrics.bootstrap_reps of 200 or more, so that the "
+            "whole search can be tested."
+        )
+    holdout = (
+        f" (a holdout as long as this sample detects {inputs.single_test_mde_ann:.2f} with "
+        "80% power)"
+        if inputs.single_test_mde_ann is not None
+        else ""
+    )
+    if likely:
+        return (
+            "Next: before trading it, test the winner alone on a holdout the sweep never saw, "
+            f"later dates or other assets, where no search is paid for{holdout}."
+        )
+    return (
+        "Next: do not widen the grid (more configurations raise the bar); test the winner "
+        f"alone on a holdout, later dates or other assets{holdout}, or lengthen the sample: "
+        "the detectable edge falls as one over the square root of the length (about half "
+        "at four times as long)."
+    )

@@ -23,6 +23,11 @@ def test_cli_writes_the_report_and_prints_a_summary(runs, tmp_path):
     assert len(doc["results"]["top"]) == 3 and doc["options"]["top_k"] == 3
     assert "report.html" in proc.stdout and "naive N 74" in proc.stdout
     assert "verdict:" in proc.stdout and "built in" in proc.stdout
+    assert "effective number of trials" in proc.stdout and "bootstrap-implied" not in proc.stdout
+    assert "real:" in proc.stdout and "detects:" in proc.stdout
+    # Readable at 80 columns: every line but the file paths fits.
+    for line in proc.stdout.splitlines()[3:]:
+        assert len(line) <= 80, line
 
 
 def test_cli_default_out_is_inside_the_run_folder(runs):

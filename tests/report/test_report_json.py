@@ -159,3 +159,40 @@ def test_a_distribution_of_one_value_keeps_its_null_std_and_of_none_only_its_cou
     assert from_json(Distribution | NoValues, one) == _summary(np.array([0.5]))
     assert to_json(_summary(np.array([]))) == {"count": 0}
     assert from_json(Distribution | NoValues, {"count": 0}) == NoValues()
+
+
+def test_a_report_json_written_before_the_discoveries_and_the_effective_n_still_reads(reports):
+    """Earlier reports have no discoveries, detectable effect, effective N or FDP level."""
+    from sweep.report._cli_support import _testing_lines
+
+    report, files = reports["complete"]
+    doc = json.loads(files.json.read_text(encoding="utf-8"))
+    for key in ("discoveries", "detectable", "effective_number_of_trials"):
+        doc["multiple_testing"].pop(key)
+    doc["options"].pop("fdp_gamma")
+    for key in ("calibrated_on", "minimum_detectable_sharpe_ann", "called_real", "next_steps"):
+        doc["verdict"].pop(key, None)
+    data = report_from_json(doc)
+    mt = data.multiple_testing
+    assert isinstance(mt, MultipleTestingSection)
+    assert mt.discoveries is None and mt.effective_number_of_trials is None
+    assert data.verdict is not None and data.verdict.calibrated_on == ()
+    assert "How many configs are real" not in render_markdown(report_document(data, []))
+    # The closing lines name the effective N from the older key.
+    implied = report.data.multiple_testing.implied_trials  # type: ignore[union-attr]
+    lines = _testing_lines(mt)
+    assert any(f"effective number of trials {implied.n:,.1f}" in line for line in lines)
+
+
+def test_the_new_parts_read_back_typed(reports):
+    from sweep.report._sections import DetectableSharpe, Discoveries, EffectiveNumberOfTrials
+
+    report, files = reports["complete"]
+    data = from_json(ReportData, json.loads(files.json.read_text(encoding="utf-8")))
+    mt = data.multiple_testing
+    assert isinstance(mt, MultipleTestingSection)
+    assert isinstance(mt.discoveries, Discoveries)
+    assert isinstance(mt.detectable, DetectableSharpe)
+    assert isinstance(mt.effective_number_of_trials, EffectiveNumberOfTrials)
+    assert mt.discoveries == report.data.multiple_testing.discoveries  # type: ignore[union-attr]
+    assert mt.effective_number_of_trials.n == mt.implied_trials.n  # type: ignore[union-attr]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -195,6 +196,23 @@ def test_multiple_testing_section(reports):
     assert sw["stepm"]["exact"] is True and sw["stepm"]["count"] >= 0
     implied = mt["implied_trials"]
     assert implied["available"] is True and implied["n"] >= 1.0
+    # The same count under the report's name for it, with how it is measured.
+    effective = mt["effective_number_of_trials"]
+    assert effective["n"] == implied["n"] and effective["naive_n"] == 60
+    assert (
+        "joint-bootstrap" in effective["measured"]
+        and "dimensionality" in (effective["not_dimensionality"])
+    )
+    assert effective["dsr"] == mt["deflation"]["implied"]["dsr"]
+    called = mt["discoveries"]
+    assert called["available"] is True and called["gamma"] == 0.1 and called["alpha"] == 0.05
+    assert called["stepm_count"] == sw["stepm"]["count"] <= called["count"] <= 60
+    assert called["k_counts"][0] == called["stepm_count"] and len(called["first"]) <= 10
+    assert called["count"] == 0 or called["first"][0]["rank"] == 1
+    det = mt["detectable"]
+    assert det["available"] is True and det["power"] == 0.8
+    assert det["sharpe_ann"] > det["single_test_sharpe_ann"] > 0
+    assert det["sharpe_ann"] == pytest.approx(det["sharpe"] * math.sqrt(252))
     naive, boot = mt["deflation"]["naive"], mt["deflation"]["implied"]
     assert naive["n_trials"] == 60 and boot["n_trials"] == implied["n"]
     # At the implied N the expected maximum is the mean bootstrap maximum (by construction).

@@ -49,9 +49,44 @@ def test_paragraph_names_the_null_the_benchmark_and_what_the_pvalue_accounts_for
     assert v.paragraph.startswith("Null hypothesis:")
     assert "the benchmark's own is 0.80" in v.paragraph
     assert "p-value is 0.0100" in v.paragraph and "every configuration tried" in v.paragraph
-    assert "1,000 configurations" in v.paragraph and "about 250 independent" in v.paragraph
+    assert "1,000 configurations" in v.paragraph
+    assert "effective number of trials is about 250" in v.paragraph
     assert "likely real" in v.headline
     assert "independent trials" not in judge_winner(inputs(implied_n=None)).paragraph
+
+
+def test_paragraph_states_the_calibration_the_detectable_size_the_count_and_next_steps():
+    from sweep.report._verdict import CALIBRATED_NULL_FAMILIES
+
+    sized = {
+        "mde_sharpe_ann": 0.83,
+        "single_test_mde_ann": 0.51,
+        "power": 0.8,
+        "periods": 6300,
+        "periods_per_year": 252.0,
+        "called_real": 12,
+        "fdp_gamma": 0.1,
+    }
+    luck = judge_winner(inputs(sweep_pvalue=0.3, **sized))
+    assert luck.likely_real is False
+    text = luck.paragraph
+    assert "calibrated on the null families in the README's calibration table: " in text
+    assert ", ".join(CALIBRATED_NULL_FAMILIES) in text and "GARCH(1,1)-t" in text
+    assert luck.calibrated_on == CALIBRATED_NULL_FAMILIES
+    assert "At this length (25.0 years) and over 1,000 configurations" in text
+    assert "with 80% power only an edge of annualised excess Sharpe ratio 0.83 or more" in text
+    assert "tested alone would need 0.51" in text
+    assert "FDP-StepM calls 12 configurations real with at most 10% false" in text
+    assert luck.next_steps in text and luck.next_steps.startswith("Next: do not widen the grid")
+    assert "holdout" in luck.next_steps and "lengthen the sample" in luck.next_steps
+    assert luck.minimum_detectable_sharpe_ann == 0.83 and luck.called_real == 12
+    real = judge_winner(inputs(**sized))
+    assert real.next_steps.startswith("Next: before trading it, test the winner alone")
+    none = judge_winner(inputs(sweep_pvalue=None))
+    assert none.calibrated_on == () and "bootstrap_reps of 200 or more" in none.next_steps
+    assert "calibrated" not in none.paragraph
+    one = judge_winner(inputs(called_real=1, fdp_gamma=0.1))
+    assert "calls 1 configuration real" in one.paragraph
 
 
 def planted_spec(edge: float) -> dict:
@@ -95,6 +130,13 @@ def test_planted_edge_is_flagged_as_likely_real(planted_reports):
     assert mt["deflation"]["implied"]["dsr"] > 0.99
     assert mt["pbo"]["prob_oos_loss"] < 0.5
     assert d["verdict"]["likely_real"] is True
+    # The planted config is among those called real, first by t; the edge (1.6 a year) is
+    # above what the sweep could detect.
+    called = mt["discoveries"]
+    assert called["count"] >= 1 and called["first"][0]["params"]["edge"] == 0.1
+    assert mt["detectable"]["sharpe_ann"] < mt["winner"]["sharpe_ann"]
+    assert d["verdict"]["called_real"] == called["count"]
+    assert d["verdict"]["minimum_detectable_sharpe_ann"] == mt["detectable"]["sharpe_ann"]
 
 
 def test_pure_noise_is_not_flagged(planted_reports):
@@ -104,6 +146,9 @@ def test_pure_noise_is_not_flagged(planted_reports):
     assert mt["sweep_wide"]["winner_pvalue"] > 0.05
     assert d["verdict"]["likely_real"] is False
     assert "not distinguishable from selection luck" in d["verdict"]["headline"]
+    assert mt["discoveries"]["count"] == mt["sweep_wide"]["stepm"]["count"] == 0
+    assert "minimum detectable effect" in d["verdict"]["paragraph"]
+    assert d["verdict"]["next_steps"].startswith("Next: do not widen the grid")
 
 
 def test_with_walk_forward_its_psr_decides_out_of_sample():
