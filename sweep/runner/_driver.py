@@ -491,7 +491,7 @@ class _SessionRun:
             status = "interrupted"
             raise
         finally:
-            with contextlib.suppress(OSError):  # best effort: the disk may be full
+            with contextlib.suppress(OSError, RunFolderError):  # best effort: disk full?
                 self._record(
                     end=utc_now(),
                     status=status,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -172,6 +172,7 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> Ru
         latest = max(store.fs.mtime(f) for f in files)
         times.append(datetime.fromtimestamp(latest, UTC).isoformat(timespec="milliseconds"))
     complete = with_hash and done == total and total > 0
+    lock = store.read_lock()
     return RunStatus(
         run_dir=str(run_dir),
         name=manifest.spec.get("name"),
@@ -182,14 +183,26 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> Ru
         remaining=total - done,
         parts=len(parts),
         bad_parts=run.bad,
-        sessions=manifest.sessions,
+        sessions=_as_ended(manifest.sessions, store.held_by_live_driver(lock)),
         last_activity=max((t for t in times if t), default=None),
         table_hash=results_hash(run_dir, parts) if complete else None,
-        lock=store.read_lock(),
+        lock=lock,
         live=live_rate(run, total - done),
         environments=environment_uses(store, run.parts),
         table_hash_version=manifest.hash_version,
     )
+
+
+def _as_ended(sessions: tuple[Session, ...], driver_alive: bool) -> tuple[Session, ...]:
+    """The sessions, a ``running`` one shown ``killed`` when no live driver holds the lock.
+
+    A driver that died before recording how its session ended (killed, or crashed while
+    the disk was full) leaves it ``running``; the next driver records it ``killed``, and
+    status, which writes nothing, says so already.
+    """
+    if driver_alive:
+        return sessions
+    return tuple(replace(s, status="killed") if s.status == "running" else s for s in sessions)
 
 
 def first_error(run_dir: str | os.PathLike[str]) -> str | None:

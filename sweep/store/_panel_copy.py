@@ -22,6 +22,7 @@ from strategies import Panel, panel_fingerprint
 from sweep.common._fs import RunFilesystem, parquet_bytes
 from sweep.errors import RunFolderError
 from sweep.spec._provenance import PANEL_COPY
+from sweep.store._file_limits import FileTooLargeError, NotRegularFileError, read_limited
 
 _META = b"raysweep.panel"
 
@@ -58,7 +59,7 @@ def decode_panel(data: bytes, where: str) -> Panel:
             if name not in ("date", "asset", "close", "live")
         }
         live = table.column("live").to_numpy(zero_copy_only=False).reshape(n, m).copy()
-    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, pa.ArrowException) as exc:
         raise RunFolderError(f"{where}: not a readable panel copy: {exc}") from exc
     return Panel(dates, assets, close, fields, None if bool(live.all()) else live)
 
@@ -70,13 +71,28 @@ def write_panel_copy(fs: RunFilesystem, panel: Panel) -> str:
     return PANEL_COPY
 
 
-def read_panel_copy(fs: RunFilesystem, location: str, fingerprint: str) -> Panel:
+def read_panel_copy(
+    fs: RunFilesystem, location: str, fingerprint: str, limit: int | None = None
+) -> Panel:
     """Read the kept copy and check it against the recorded fingerprint.
+
+    Parameters
+    ----------
+    fs : RunFilesystem
+        The run folder's filesystem.
+    location : str
+        The run folder (for messages).
+    fingerprint : str
+        The fingerprint the manifest recorded.
+    limit : int, optional
+        The most bytes the copy can hold (:func:`sweep.store._file_limits.panel_copy_limit`);
+        a larger file is refused unread.
 
     Raises
     ------
     RunFolderError
-        The copy is missing, unreadable, or not the data the run used, with what to do.
+        The copy is missing, not a regular file, over ``limit``, unreadable, or not the
+        data the run used, with what to do.
     """
     where = f"run folder {location!r}: {PANEL_COPY}"
     advice = (
@@ -84,11 +100,21 @@ def read_panel_copy(fs: RunFilesystem, location: str, fingerprint: str) -> Panel
         "or sweep.report_run(run_dir, data=...)"
     )
     try:
-        data = fs.read_bytes(fs.join(PANEL_COPY))
+        data = read_limited(fs, fs.join(PANEL_COPY), limit)
     except FileNotFoundError as exc:
         raise RunFolderError(
             f"{where} is missing: the run was made on an in-memory panel, and its copy is "
             f"gone; {advice}"
+        ) from exc
+    except NotRegularFileError as exc:
+        raise RunFolderError(
+            f"{where} is {exc.kind}, not a regular file; nothing was read; {advice} "
+            "(sweep.resume writes a new copy)"
+        ) from exc
+    except FileTooLargeError as exc:
+        raise RunFolderError(
+            f"{where} holds {exc.size:,} bytes or more, over the {exc.limit:,} a copy of this "
+            f"panel can hold; it was not read; {advice} (sweep.resume writes a new copy)"
         ) from exc
     panel = decode_panel(data, where)
     found = panel_fingerprint(panel)

@@ -535,7 +535,7 @@ class Manifest:
                     f"{'object' if kind is dict else 'array'}, got "
                     f"{type(doc.get(key)).__name__}); the folder cannot be used"
                 )
-        schema = doc.get("results_schema")
+        schema = _results_schema(doc.get("results_schema"), folder)
         provenance = doc.get("provenance")
         version = doc.get("table_hash_version")
         if version is not None and version not in TABLE_HASH_VERSIONS:
@@ -552,11 +552,7 @@ class Manifest:
                 spec=doc["spec"],
                 data=doc["data"],
                 grid=GridRecord.from_json(doc["grid"], folder),
-                results_schema=(
-                    tuple((str(c[0]), str(c[1])) for c in schema)
-                    if isinstance(schema, list)
-                    else None
-                ),
+                results_schema=schema,
                 sessions=tuple(
                     Session.from_json(s, f"sessions[{k}]")
                     for k, s in enumerate(doc["sessions"])
@@ -582,6 +578,11 @@ class Manifest:
             doc = json.loads(data)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise RunFolderError(f"{folder}: manifest.json is corrupt: {exc}") from exc
+        except RecursionError as exc:
+            raise RunFolderError(
+                f"{folder}: manifest.json is corrupt: nested too deeply to read (no raysweep "
+                "manifest nests more than a few levels)"
+            ) from exc
         return cls.from_json(doc, folder)
 
     @property
@@ -615,6 +616,22 @@ class Manifest:
     def sessions_in_order(self) -> list[Session]:
         """The sessions sorted by id."""
         return sorted(self.sessions, key=lambda s: s.id)
+
+
+def _results_schema(value: object, folder: str) -> tuple[tuple[str, str], ...] | None:
+    """The manifest's ``results_schema``: absent (None), or a list of [name, type] strings."""
+    if value is None:
+        return None
+    pairs = value if isinstance(value, list) else None
+    if pairs is None or not all(
+        isinstance(c, list) and len(c) == 2 and all(isinstance(x, str) for x in c) for c in pairs
+    ):
+        raise RunFolderError(
+            f"{folder}: manifest.json has no valid 'results_schema' (expected a list of "
+            f"[column name, arrow type] pairs of strings, got {str(value)[:80]}); the folder "
+            "cannot be used"
+        )
+    return tuple((c[0], c[1]) for c in pairs)
 
 
 # --- the lock -----------------------------------------------------------------------------
@@ -660,7 +677,7 @@ class LockInfo(JSONRecord):
         """Parse a lock file; an unreadable one is the empty (unusable, so stale) lock."""
         try:
             doc = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             return cls()
         if not isinstance(doc, dict):
             return cls()

@@ -20,6 +20,7 @@ read a part at a time into ranges of positions (:meth:`RunStore.done_ranges`, a
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import secrets
@@ -29,10 +30,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
@@ -46,9 +48,23 @@ from sweep.common._fs import (
 )
 from sweep.common._jsonable import JSONObject
 from sweep.common._range_set import RangeSet
-from sweep.errors import RunFolderError, RunLockedError
+from sweep.errors import RunFolderError, RunLockedError, SweepError
+from sweep.spec._grid import Grid
+from sweep.spec._models import SweepSpec, spec_from_dict
 from sweep.spec._provenance import PANEL_COPY, Provenance
 from sweep.spec._resolve import ResolvedSweep
+from sweep.store._file_limits import (
+    LOCK_MAX_BYTES,
+    MANIFEST_MAX_BYTES,
+    TELEMETRY_MAX_BYTES,
+    FileTooLargeError,
+    NotRegularFileError,
+    open_regular,
+    panel_copy_limit,
+    part_size_limit,
+    read_limited,
+    sha256_limited,
+)
 from sweep.store._panel_copy import write_panel_copy
 from sweep.store._record import (
     GridRecord,
@@ -62,7 +78,7 @@ from sweep.store._record import (
     format_for,
 )
 from sweep.store._row_set_hash import DIGEST_KEY, with_part_digest
-from sweep.store._table_hash import CURRENT_TABLE_HASH
+from sweep.store._table_hash import CURRENT_TABLE_HASH, row_digests
 
 MANIFEST = "manifest.json"
 LOCK = "lock"
@@ -179,6 +195,7 @@ class RunStore:
         self.fs: RunFilesystem = open_run_filesystem(str(location))
         self.location = str(location)
         self._manifest: Manifest | None = None
+        self._expectations: PartExpectations | None = None
         self._lock_bytes: bytes | None = None
 
     # --- manifest ----------------------------------------------------------------------
@@ -212,12 +229,15 @@ class RunStore:
             raise
         except OSError as exc:
             reason = exc.strerror or str(exc)
-            hint = (
-                "check the URI (bucket, endpoint_override, scheme), that its endpoint is "
-                "reachable, and the credentials (AWS_* variables for S3)"
-                if not isinstance(self.fs, LocalFilesystem)
-                else "check the path and its permissions"
-            )
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                hint = "free some space there, then run the command again (finished parts are kept)"
+            elif not isinstance(self.fs, LocalFilesystem):
+                hint = (
+                    "check the URI (bucket, endpoint_override, scheme), that its endpoint is "
+                    "reachable, and the credentials (AWS_* variables for S3)"
+                )
+            else:
+                hint = "check the path and its permissions"
             raise RunFolderError(
                 f"run folder {self.location!r}: cannot {action}: {reason}; {hint}"
             ) from exc
@@ -231,21 +251,74 @@ class RunStore:
         """Read ``manifest.json`` (:class:`RunFolderError` if absent, corrupt or malformed)."""
         folder = f"run folder {self.location!r}"
         try:
-            with self._reachable("reach it"):
-                data = self.fs.read_bytes(self.manifest_path)
+            data = self.read_file(
+                MANIFEST, MANIFEST_MAX_BYTES, "the largest manifest", action="reach it"
+            )
         except FileNotFoundError as exc:
             raise RunFolderError(f"{folder}: no manifest.json (not a raysweep run folder)") from exc
         manifest = Manifest.from_bytes(data, folder)
         self._manifest = manifest
+        self._expectations = None
         return manifest
+
+    def read_file(
+        self,
+        name: str,
+        limit: int | None,
+        bound: str,
+        *,
+        advice: str = "restore the file",
+        action: str | None = None,
+    ) -> bytes:
+        """The bytes of a file of the folder (:func:`sweep.store._file_limits.read_limited`).
+
+        Parameters
+        ----------
+        name : str
+            Its path inside the run folder (``manifest.json``, ``data/panel.parquet``).
+        limit : int or None
+            The most bytes it may hold.
+        bound : str
+            What ``limit`` is, for the message (``"the largest manifest"``).
+        advice : str
+            What to do after moving a refused file aside.
+        action : str, optional
+            What could not be done, when the filesystem fails (default ``read <name>``).
+
+        Raises
+        ------
+        RunFolderError
+            For a file that is not a regular file or exceeds ``limit``, naming it and what
+            to do, or one the filesystem cannot read.
+        FileNotFoundError
+            When it is absent.
+        """
+        folder = f"run folder {self.location!r}"
+        try:
+            with self._reachable(action or f"read {name}"):
+                return read_limited(self.fs, self.fs.join(name), limit)
+        except RunFolderError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, NotRegularFileError):
+                raise RunFolderError(
+                    f"{folder}: {name} is {cause.kind}, not a regular file; nothing was read. "
+                    f"Move it aside and {advice}"
+                ) from cause
+            if isinstance(cause, FileTooLargeError):
+                raise RunFolderError(
+                    f"{folder}: {name} holds {cause.size:,} bytes or more, over {bound} "
+                    f"({cause.limit:,} bytes); it was not read. Move it aside and {advice}"
+                ) from cause
+            raise
 
     def read_manifest(self) -> dict[str, Any]:
         """``manifest.json`` as a JSON object (:meth:`load_manifest` gives the record)."""
         return self.load_manifest().to_json()
 
     def write_manifest(self, manifest: Manifest) -> None:
-        """Atomically replace ``manifest.json``."""
-        self.fs.write_atomic(self.manifest_path, manifest.to_bytes())
+        """Atomically replace ``manifest.json`` (:class:`RunFolderError` when it cannot)."""
+        with self._reachable("write manifest.json"):
+            self.fs.write_atomic(self.manifest_path, manifest.to_bytes())
         self._manifest = manifest
 
     def record_session(self, session: Session) -> Manifest:
@@ -306,7 +379,9 @@ class RunStore:
             table_hash_version=hash_version,
         )
         data = manifest.to_bytes()
-        if not self.fs.create_exclusive(self.manifest_path, data):
+        with self._reachable("write manifest.json"):
+            created = self.fs.create_exclusive(self.manifest_path, data)
+        if not created:
             raise RunFolderError(
                 f"run folder {self.location!r} was created by another driver at the same time"
             )
@@ -319,17 +394,60 @@ class RunStore:
         """Write the copy of an in-memory panel if the folder's record wants one and lacks it.
 
         A driver killed between the manifest and the copy leaves no copy; the next driver
-        that holds the panel (it passed the fingerprint check) writes it.
+        that holds the panel (it passed the fingerprint check) writes it. A copy that is
+        not a regular file, or is larger than the panel can make
+        (:func:`sweep.store._file_limits.panel_copy_limit`), is moved to ``quarantine/``
+        unread and written again.
         """
         wanted = manifest.provenance is not None and manifest.provenance.data.copy is not None
-        if wanted and not self.fs.exists(self.fs.join(PANEL_COPY)):
-            with self._reachable("keep a copy of the panel"):
-                write_panel_copy(self.fs, sweep.panel)
+        if not wanted:
+            return
+        path = self.fs.join(PANEL_COPY)
+        if self.fs.exists(path):
+            if self._copy_fits(path, manifest):
+                return
+            folder, _, name = PANEL_COPY.rpartition("/")
+            self.quarantine(name, folder)
+        with self._reachable("keep a copy of the panel"):
+            write_panel_copy(self.fs, sweep.panel)
+
+    def _copy_fits(self, path: str, manifest: Manifest) -> bool:
+        """Whether the panel copy is a regular file within its bound (it is not read)."""
+        try:
+            handle, size = open_regular(self.fs, path)
+        except NotRegularFileError:
+            return False
+        handle.close()
+        limit = panel_copy_limit(manifest.data)
+        return limit is None or size <= limit
 
     def ensure_folders(self) -> None:
-        """Create ``parts/`` and ``telemetry/`` if missing (a driver killed after the manifest)."""
+        """Create ``parts/`` and ``telemetry/`` if missing (a driver killed after the manifest).
+
+        Raises
+        ------
+        RunFolderError
+            When one of them is a file, or the filesystem cannot create it.
+        """
         for sub in (PARTS, TELEMETRY):
-            self.fs.makedirs(self.fs.join(sub))
+            self._refuse_a_non_folder(sub)
+            with self._reachable(f"create {sub}/"):
+                self.fs.makedirs(self.fs.join(sub))
+
+    def _refuse_a_non_folder(self, sub: str) -> None:
+        """RunFolderError if ``sub`` of a local run folder exists and is not a folder."""
+        path = Path(self.fs.join(sub))
+        if isinstance(self.fs, LocalFilesystem) and path.exists() and not path.is_dir():
+            raise RunFolderError(
+                f"run folder {self.location!r}: {sub} is a file, not a folder; a run folder "
+                f"keeps its {sub} in {sub}/. Move the file aside"
+            )
+
+    def _listing(self, sub: str) -> list[str]:
+        """Names in ``sub`` of the run folder (:class:`RunFolderError` if it is not a folder)."""
+        self._refuse_a_non_folder(sub)
+        with self._reachable(f"list {sub}/"):
+            return self.fs.listdir(self.fs.join(sub))
 
     def is_fresh(self) -> bool:
         """Whether the folder holds nothing of a run: absent, empty, or only empty subfolders.
@@ -355,21 +473,31 @@ class RunStore:
         """Delete temp files a killed writer left behind (call holding the lock); how many."""
         removed = 0
         for folder in ((), (PARTS,), (TELEMETRY,)):
-            for name in self.fs.listdir(self.fs.join(*folder)):
+            names = self._listing(folder[0]) if folder else self.fs.listdir(self.fs.root)
+            for name in names:
                 if name.startswith(TEMP_PREFIX):
                     self.fs.remove(self.fs.join(*folder, name))
                     removed += 1
         return removed
 
     def expectations(self) -> PartExpectations:
-        """What every part of this run must satisfy, from the manifest (read once)."""
+        """What every part of this run must satisfy, from the manifest (read once).
+
+        The manifest must agree with itself first (:func:`recorded_spec`): a folder whose
+        spec, identity and grid size disagree is refused (:class:`RunFolderError`) before
+        any part is judged by it.
+        """
         manifest = self._manifest if self._manifest is not None else self.load_manifest()
-        schema = manifest.results_schema
-        return PartExpectations(
-            binding=run_binding(manifest.run_key),
-            grid_size=manifest.grid.size,
-            schema=None if schema is None else [list(c) for c in schema],
-        )
+        if self._expectations is None:
+            spec = recorded_spec(manifest, f"run folder {self.location!r}")
+            schema = manifest.results_schema
+            self._expectations = PartExpectations(
+                binding=run_binding(manifest.run_key),
+                grid_size=manifest.grid.size,
+                schema=None if schema is None else [list(c) for c in schema],
+                max_bytes=part_size_limit(spec, manifest.grid.size, schema, manifest.data),
+            )
+        return self._expectations
 
     # --- lock --------------------------------------------------------------------------
     @property
@@ -396,11 +524,29 @@ class RunStore:
         raw = self._read_lock_bytes()
         return None if raw is None else LockInfo.from_bytes(raw)
 
-    def _read_lock_bytes(self) -> bytes | None:
+    def held_by_live_driver(self, lock: LockInfo | None) -> bool:
+        """Whether ``lock`` (from :meth:`read_lock`) is a live driver's, as a takeover judges."""
+        return lock is not None and not self._lock_is_stale(lock)
+
+    def _read_lock_bytes(self, name: str = LOCK) -> bytes | None:
+        """The lock file's bytes; None when absent, ``b""`` (unreadable) when over-long.
+
+        A lock that is not a regular file (a directory, a FIFO) is no driver's lock and
+        cannot be taken over safely: :class:`RunFolderError` naming it.
+        """
         try:
-            return self.fs.read_bytes(self.lock_path)
+            return self.read_file(
+                name,
+                LOCK_MAX_BYTES,
+                "the largest lock",
+                advice="run again (a driver writes its own)",
+            )
         except FileNotFoundError:
             return None
+        except RunFolderError as exc:
+            if isinstance(exc.__cause__, FileTooLargeError):
+                return b""  # not a lock any driver wrote: unreadable, so stale
+            raise
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[LockInfo | None]:
@@ -428,7 +574,9 @@ class RunStore:
         )
         data = mine.to_bytes()
         took_over = None
-        if not self.fs.create_exclusive(self.lock_path, data):
+        with self._reachable("take the lock"):
+            created = self.fs.create_exclusive(self.lock_path, data)
+        if not created:
             took_over = self._take_over(data)
         self._lock_bytes = data
         try:
@@ -452,13 +600,16 @@ class RunStore:
                 f"{held.pid} on {held.host!r} since {held.since}); "
                 "wait for it to finish or stop it first"
             )
-        grave = self.fs.join(f"{LOCK}.stale-{secrets.token_hex(8)}")
+        grave_name = f"{LOCK}.stale-{secrets.token_hex(8)}"
+        grave = self.fs.join(grave_name)
         lost = RunLockedError(f"run folder {self.location!r}: another driver took the lock first")
         try:
             self.fs.move(self.lock_path, grave)
         except FileNotFoundError:
             raise lost from None
-        moved = self.fs.read_bytes(grave)
+        moved = self._read_lock_bytes(grave_name)
+        if moved is None:
+            raise lost
         if moved != raw:  # a live lock taken after our check: give it back
             self.fs.create_exclusive(self.lock_path, moved)
             self.fs.remove(grave)
@@ -485,11 +636,7 @@ class RunStore:
     # --- parts -------------------------------------------------------------------------
     def part_names(self) -> list[str]:
         """File names of every part currently in ``parts/``."""
-        return [
-            n
-            for n in self.fs.listdir(self.fs.join(PARTS))
-            if n.startswith("part-") and n.endswith(".parquet")
-        ]
+        return [n for n in self._listing(PARTS) if n.startswith("part-") and n.endswith(".parquet")]
 
     def write_part(self, table: pa.Table, telemetry: TaskTelemetry, session: int) -> str:
         """Write one finished batch atomically, then its telemetry row; return the part name.
@@ -516,54 +663,78 @@ class RunStore:
     def check_part(self, name: str) -> PartCheck:
         """Check one part: its bytes against the sha256 in its name, then what it holds.
 
-        A part counts only if its bytes hash to its name, it parses as parquet, it carries
-        this run's binding, its columns are the run's, and its ``grid_index`` values are in
-        the grid and not repeated.
+        A part counts only if it is a regular file no larger than a part of this run can
+        be (:func:`sweep.store._file_limits.part_size_limit`; nothing else is read), its
+        bytes hash to its name, it parses as parquet, it carries this run's binding, its
+        columns are the run's, and its ``grid_index`` values are in the grid and not
+        repeated. :meth:`verify_parts` also compares the parts with each other.
         """
-        expected = name.removeprefix("part-").removesuffix(".parquet")
+        return self._inspect_part(name)[0]
+
+    def _inspect_part(self, name: str) -> tuple[PartCheck, _PartKeys | None]:
+        """:meth:`check_part`, and the keys of a good part (for :func:`_with_conflicts`)."""
+        expect = self.expectations()
         try:
-            data = self.fs.read_bytes(self.fs.join(PARTS, name))
+            handle, size = open_regular(self.fs, self.fs.join(PARTS, name))
+        except NotRegularFileError as exc:
+            return PartCheck(name, False, f"not a regular file: {exc.kind}; nothing read"), None
         except OSError as exc:
-            return PartCheck(name, False, f"unreadable: {exc}")
-        actual = _sha256(data)
-        if actual != expected:
+            return PartCheck(name, False, f"unreadable: {exc}"), None
+        with handle:
+            if size > expect.max_bytes:
+                return PartCheck(name, False, _too_large(size, expect)), None
             try:
-                pq.ParquetFile(pa.BufferReader(data)).metadata  # noqa: B018
-                kind = "altered"
-            except Exception:
-                kind = "truncated or not parquet"
-            return PartCheck(
-                name,
-                False,
-                f"{kind}: sha256 of its {len(data)} bytes is {actual[:12]}..., "
-                f"the name says {expected[:12]}...",
-            )
-        return _check_contents(name, data, self.expectations())
+                actual, length = sha256_limited(handle, name, expect.max_bytes)
+            except FileTooLargeError as exc:
+                return PartCheck(name, False, _too_large(exc.size, expect)), None
+            except OSError as exc:
+                return PartCheck(name, False, f"unreadable: {exc}"), None
+            expected = name.removeprefix("part-").removesuffix(".parquet")
+            handle.seek(0)
+            if actual != expected:
+                reason = _hash_mismatch(handle, length, actual, expected)
+                return PartCheck(name, False, reason), None
+            return _check_contents(name, handle, expect)
 
     def check_telemetry(self) -> list[PartCheck]:
-        """Check every telemetry file: its sha256 name and that it parses (one per task)."""
+        """Check every telemetry file: a regular file, its sha256 name, that it parses."""
         out = []
         for name in self._telemetry_names():
+            path = self.fs.join(TELEMETRY, name)
             try:
-                data = self.fs.read_bytes(self.fs.join(TELEMETRY, name))
+                data = read_limited(self.fs, path, TELEMETRY_MAX_BYTES)
                 ok = _sha256(data) == name.removeprefix("task-").removesuffix(".parquet")
                 rows = pq.ParquetFile(pa.BufferReader(data)).metadata.num_rows if ok else 0
                 out.append(PartCheck(name, ok, "ok" if ok else "altered or truncated", rows))
+            except NotRegularFileError as exc:
+                out.append(PartCheck(name, False, f"not a regular file: {exc.kind}"))
+            except FileTooLargeError as exc:
+                out.append(PartCheck(name, False, f"too large: {exc.strerror}"))
             except Exception as exc:  # an unreadable or non-parquet file
                 out.append(PartCheck(name, False, f"unreadable: {exc}"))
         return out
 
     def verify_parts(self) -> list[PartCheck]:
-        """Re-hash every part."""
-        return [self.check_part(n) for n in self.part_names()]
+        """Check every part (:meth:`check_part`), then the good ones against each other.
+
+        A config held by two good parts with different bytes is a conflict: neither copy
+        can be trusted over the other, so both parts fail (their configs count as not
+        done; ``resume`` sets them aside and recomputes them). Identical copies are fine.
+        """
+        found = [self._inspect_part(n) for n in self.part_names()]
+        return _with_conflicts(self, found)
 
     def good_parts(self) -> tuple[list[str], list[PartCheck]]:
-        """Names of the parts that pass :meth:`check_part`, and the checks that failed."""
+        """Names of the parts that pass :meth:`verify_parts`, and the checks that failed."""
         checks = self.verify_parts()
         return [c.name for c in checks if c.ok], [c for c in checks if not c.ok]
 
     def quarantine(self, name: str, folder: str = PARTS) -> None:
-        """Move a bad part (or telemetry file) aside so its configs are recomputed."""
+        """Move a bad part (or telemetry file) aside so its configs are recomputed.
+
+        The file is renamed, never opened: a FIFO, a device or a link is moved as it is.
+        """
+        self._refuse_a_non_folder(QUARANTINE)
         self.fs.makedirs(self.fs.join(QUARANTINE))
         self.fs.move(self.fs.join(folder, name), self.fs.join(QUARANTINE, name))
 
@@ -613,9 +784,7 @@ class RunStore:
 
     def _telemetry_names(self) -> list[str]:
         return [
-            n
-            for n in self.fs.listdir(self.fs.join(TELEMETRY))
-            if n.startswith("task-") and n.endswith(".parquet")
+            n for n in self._listing(TELEMETRY) if n.startswith("task-") and n.endswith(".parquet")
         ]
 
     def read_telemetry(self) -> pa.Table | None:
@@ -692,8 +861,68 @@ def read_run(location: str | os.PathLike[str] | RunStore) -> RunRecord:
     """
     store = location if isinstance(location, RunStore) else RunStore(location)
     manifest = store.load_manifest()
+    store.expectations()  # the manifest agrees with itself, or the folder is refused
     parts = tuple(sorted(store.verify_parts(), key=lambda c: c.name))
     return RunRecord(store, manifest, parts)
+
+
+def recorded_spec(manifest: Manifest, folder: str) -> SweepSpec:
+    """The manifest's spec, validated and checked against the manifest's own record.
+
+    A run folder's record must agree with itself before anything in it is trusted: the
+    spec hash is recomputed from the recorded spec (:attr:`SweepSpec.spec_hash`, the one
+    definition) and compared with the identity's, as are the root seed and the metric
+    options the identity records, and the grid's size is recomputed from the spec's grid
+    (:class:`sweep.spec._grid.Grid`, constraints applied) and compared with ``grid.size``.
+    An edited spec (say its costs) or grid size is refused here instead of being shown
+    beside the old hash, or sizing a done mask.
+
+    Parameters
+    ----------
+    manifest : Manifest
+        ``manifest.json``, read.
+    folder : str
+        ``run folder '<location>'``, for the message.
+
+    Returns
+    -------
+    SweepSpec
+        The validated spec.
+
+    Raises
+    ------
+    RunFolderError
+        Naming what disagrees (one line), or why the spec is not a valid spec.
+    """
+    broken = f"{folder}: manifest.json disagrees with itself"
+    advice = "it was edited or damaged; restore the original manifest.json"
+    try:
+        spec = spec_from_dict(dict(manifest.spec))
+        size = len(Grid.from_definition(spec.grid))
+    except SweepError as exc:
+        raise RunFolderError(f"{folder}: manifest.json's spec is not a valid spec: {exc}") from exc
+    key = manifest.run_key
+    found = spec.spec_hash
+    if found != key.spec_hash:
+        raise RunFolderError(
+            f"{broken}: its spec hashes to {found[:16]}..., its identity records "
+            f"{key.spec_hash[:16]}...; {advice}"
+        )
+    if key.root_seed is not None and key.root_seed != spec.seed:
+        raise RunFolderError(
+            f"{broken}: its spec's seed is {spec.seed}, its identity records {key.root_seed}; "
+            f"{advice}"
+        )
+    if key.metrics and dict(key.metrics) != spec.metrics.model_dump(mode="json"):
+        raise RunFolderError(
+            f"{broken}: its identity's metric options are not its spec's; {advice}"
+        )
+    if size != manifest.grid.size:
+        raise RunFolderError(
+            f"{broken}: its spec's grid has {size:,} configs, its grid.size records "
+            f"{manifest.grid.size:,}; {advice}"
+        )
+    return spec
 
 
 @dataclass(frozen=True)
@@ -708,20 +937,52 @@ class PartExpectations:
         Configs in the grid: every ``grid_index`` is below it.
     schema : list of [name, type] or None
         The parts' columns (None for a manifest that predates the record).
+    max_bytes : int
+        The most bytes a part can hold (:func:`sweep.store._file_limits.part_size_limit`).
     """
 
     binding: str
     grid_size: int
     schema: list[list[str]] | None
+    max_bytes: int
 
 
-def _check_contents(name: str, data: bytes, expect: PartExpectations) -> PartCheck:
-    """The checks of :meth:`RunStore.check_part` after the sha256 (bytes already read)."""
+@dataclass(frozen=True)
+class _PartKeys:
+    """The keys of a good part's rows: what :func:`_with_conflicts` compares across parts."""
+
+    grid_index: NDArray[np.int64]
+    config_id: pa.Array
+
+
+def _too_large(size: int, expect: PartExpectations) -> str:
+    return (
+        f"too large: {size:,} bytes or more, over the {expect.max_bytes:,} a part of this "
+        f"run can hold (a grid of {expect.grid_size:,} configs); not read"
+    )
+
+
+def _hash_mismatch(handle: BinaryIO, length: int, actual: str, expected: str) -> str:
     try:
-        parquet = pq.ParquetFile(pa.BufferReader(data))
+        pq.ParquetFile(handle).metadata  # noqa: B018
+        kind = "altered"
+    except Exception:
+        kind = "truncated or not parquet"
+    return (
+        f"{kind}: sha256 of its {length} bytes is {actual[:12]}..., "
+        f"the name says {expected[:12]}..."
+    )
+
+
+def _check_contents(
+    name: str, source: BinaryIO, expect: PartExpectations
+) -> tuple[PartCheck, _PartKeys | None]:
+    """The checks of :meth:`RunStore.check_part` after the sha256 (the file just hashed)."""
+    try:
+        parquet = pq.ParquetFile(source)
         schema = parquet.schema_arrow
     except Exception as exc:  # any reader error means the bytes are not a usable part
-        return PartCheck(name, False, f"not a parquet file: {exc}")
+        return PartCheck(name, False, f"not a parquet file: {exc}"), None
     binding = (schema.metadata or {}).get(BINDING_KEY, b"").decode(errors="replace")
     if binding != expect.binding:
         why = "carries no run binding" if not binding else "belongs to another run"
@@ -730,22 +991,112 @@ def _check_contents(name: str, data: bytes, expect: PartExpectations) -> PartChe
             False,
             f"foreign: it {why} (binding {binding[:12] or 'none'}, this run's is "
             f"{expect.binding[:12]})",
-        )
+        ), None
     if expect.schema is not None and schema_description(schema) != expect.schema:
-        return PartCheck(name, False, "foreign: its columns are not this run's results columns")
+        reason = "foreign: its columns are not this run's results columns"
+        return PartCheck(name, False, reason), None
     try:
-        index = parquet.read(columns=["grid_index"]).column(0).to_numpy()
+        keys = parquet.read(columns=["grid_index", "config_id"])
+        index = keys.column("grid_index").to_numpy()
+        ids = keys.column("config_id").combine_chunks()
     except Exception as exc:
-        return PartCheck(name, False, f"unreadable grid_index column: {exc}")
+        return PartCheck(name, False, f"unreadable grid_index or config_id column: {exc}"), None
     if index.size == 0:
-        return PartCheck(name, False, "holds no rows")
+        return PartCheck(name, False, "holds no rows"), None
     if int(index.min()) < 0 or int(index.max()) >= expect.grid_size:
         return PartCheck(
             name,
             False,
             f"grid_index outside the grid of {expect.grid_size:,} configs "
             f"({int(index.min())}..{int(index.max())})",
-        )
+        ), None
     if np.unique(index).size != index.size:
-        return PartCheck(name, False, "repeats a grid_index")
-    return PartCheck(name, True, "ok", int(index.size))
+        return PartCheck(name, False, "repeats a grid_index"), None
+    if pc.count_distinct(ids).as_py() != len(ids):
+        return PartCheck(name, False, "repeats a config_id"), None
+    return PartCheck(name, True, "ok", int(index.size)), _PartKeys(index, ids)
+
+
+def _repeated_index(arrays: list[NDArray[np.int64]]) -> NDArray[np.int64]:
+    values = np.sort(np.concatenate(arrays))
+    return np.unique(values[1:][values[1:] == values[:-1]])
+
+
+def _repeated_ids(arrays: list[pa.Array]) -> pa.Array:
+    counts = pc.value_counts(pa.chunked_array(arrays, type=pa.string()))
+    return counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+
+
+def _with_conflicts(
+    store: RunStore, found: list[tuple[PartCheck, _PartKeys | None]]
+) -> list[PartCheck]:
+    """The part checks, with the good parts that hold a config in conflict failed.
+
+    Good parts are compared by their keys: a ``grid_index`` or a ``config_id`` found in
+    two of them is a repeat. Only the parts holding repeats are read again, and each
+    repeated row's canonical bytes (:func:`sweep.store._table_hash.row_digests`) compared:
+    identical copies (a batch written twice) are fine; different ones put every part that
+    holds the key in conflict.
+    """
+    good = [(check, keys) for check, keys in found if check.ok and keys is not None]
+    checks = [check for check, _ in found]
+    if len(good) < 2:
+        return checks
+    index = _repeated_index([keys.grid_index for _, keys in good])
+    ids = _repeated_ids([keys.config_id for _, keys in good])
+    if index.size == 0 and len(ids) == 0:
+        return checks
+    holders: dict[tuple[str, object], list[tuple[str, bytes]]] = {}
+    for check, keys in good:
+        rows = np.isin(keys.grid_index, index) | pc.is_in(keys.config_id, ids).to_numpy(
+            zero_copy_only=False
+        )
+        if not rows.any():
+            continue
+        table = store.read_part_columns(check.name, None).filter(pa.array(rows))  # type: ignore[arg-type]
+        digests = row_digests(table)
+        for gi, cid, digest in zip(
+            table.column("grid_index").to_pylist(),
+            table.column("config_id").to_pylist(),
+            digests,
+            strict=True,
+        ):
+            holders.setdefault(("grid_index", gi), []).append((check.name, digest))
+            holders.setdefault(("config_id", cid), []).append((check.name, digest))
+    return _mark_conflicts(checks, holders)
+
+
+def _mark_conflicts(
+    checks: list[PartCheck], holders: dict[tuple[str, object], list[tuple[str, bytes]]]
+) -> list[PartCheck]:
+    """Fail every part that holds a key whose copies differ, naming the others and a key."""
+    others: dict[str, set[str]] = {}
+    example: dict[str, str] = {}
+    keys: dict[str, dict[str, int]] = {}
+    for (kind, key), held in holders.items():
+        if len({digest for _, digest in held}) < 2:
+            continue
+        names = {name for name, _ in held}
+        for name in names:
+            others.setdefault(name, set()).update(names - {name})
+            example.setdefault(name, f"{kind} {key}")
+            counts = keys.setdefault(name, {})
+            counts[kind] = counts.get(kind, 0) + 1
+    out = []
+    for check in checks:
+        if check.name not in others:
+            out.append(check)
+            continue
+        peers = sorted(others[check.name])
+        n = max(keys[check.name].values())
+        out.append(
+            PartCheck(
+                check.name,
+                False,
+                f"conflict: {n:,} of its configs are also in "
+                + ", ".join(f"parts/{p}" for p in peers[:3])
+                + (f" and {len(peers) - 3} more" if len(peers) > 3 else "")
+                + f" with other values (first: {example[check.name]}); neither copy is used",
+            )
+        )
+    return out

@@ -8,7 +8,9 @@ still verify with it.
 
 Recipe (``raysweep-table-v1``), computable with pyarrow alone (see the README):
 
-1. Sort the table by ``config_id`` (byte order of the UTF-8 strings, ascending).
+1. Sort the table by ``config_id`` (byte order of the UTF-8 strings, ascending), keeping
+   the first row of a config held twice (its copies are identical: parts whose copies
+   differ are refused as a conflict before any table is made).
 2. Start a sha256 with ``b"raysweep-table-v1\\n"`` and the row count as 8 bytes little-endian.
 3. For each column in table order: feed ``name + "\\n" + str(arrow_type) + "\\n"`` (UTF-8),
    then the column's values:
@@ -151,3 +153,38 @@ def table_hash(
     if not presorted:
         table = sort_by_config_id(table)
     return hash_columns(table.num_rows, zip(table.column_names, table.columns, strict=True))
+
+
+def _cell_bytes(column: pa.ChunkedArray) -> list[bytes]:
+    """Each value's bytes in the canonical form (strings with their length; null apart)."""
+    arr = column.combine_chunks()
+    kind = arr.type
+    if arr.null_count == 0 and (
+        pa.types.is_boolean(kind) or pa.types.is_int64(kind) or pa.types.is_float64(kind)
+    ):
+        dtype = "<f8" if pa.types.is_float64(kind) else "<i8" if pa.types.is_int64(kind) else "u1"
+        values = np.ascontiguousarray(arr.to_numpy(zero_copy_only=False).astype(dtype))
+        return [row.tobytes() for row in values.view(np.uint8).reshape(len(arr), -1)]
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return [
+            b"\xff" if v is None else len(v.encode()).to_bytes(8, "little") + v.encode()
+            for v in arr.to_pylist()
+        ]
+    return [f"{kind}:{v!r}".encode() for v in arr.to_pylist()]
+
+
+def row_digests(table: pa.Table) -> list[bytes]:
+    """The sha256 of each row's values in the canonical byte form (column names included).
+
+    Two rows have the same digest exactly when every column holds the same bytes (NaN bit
+    patterns and signed zeros included): how a config found in two parts is judged an
+    identical repeat or a conflict. One Python step per value: for the few rows that repeat,
+    not for a whole table.
+    """
+    digests = [hashlib.sha256() for _ in range(table.num_rows)]
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        head = f"{name}\n{column.type}\n".encode()
+        for digest, cell in zip(digests, _cell_bytes(column), strict=True):
+            digest.update(head)
+            digest.update(cell)
+    return [d.digest() for d in digests]

@@ -26,6 +26,7 @@ from sweep.errors import DataError, StrategySpecError, UntrustedStrategyError
 from sweep.spec._models import spec_from_dict
 from sweep.spec._provenance import StrategyOrigin
 from sweep.spec._resolve import ResolvedSweep, load_data, resolve_with, spec_origin
+from sweep.store._file_limits import panel_copy_limit
 from sweep.store._panel_copy import read_panel_copy
 from sweep.store._record import Manifest
 from sweep.store._run_store import RunStore
@@ -150,7 +151,8 @@ def recorded_panel(
     if manifest.spec.get("data", {}).get("source") == "memory" or (
         provenance is not None and provenance.data.kind == "memory"
     ):
-        return read_panel_copy(RunStore(location).fs, location, recorded)
+        limit = panel_copy_limit(manifest.data)
+        return read_panel_copy(RunStore(location).fs, location, recorded, limit)
     loaded = load_data(spec_from_dict(dict(manifest.spec)))
     found = panel_fingerprint(loaded)
     if check and found != recorded:

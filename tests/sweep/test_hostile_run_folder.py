@@ -290,7 +290,8 @@ def test_a_full_disk_while_locking_leaves_no_lock(tmp_path, two_runs):
                     fh.write(b"\0" * 4096)
             assert full.value.errno == errno.ENOSPC
         store = RunStore(run)
-        with pytest.raises(OSError, match="No space left"), store.locked():
+        full_disk = pytest.raises(RunFolderError, match="cannot take the lock: No space left")
+        with full_disk, store.locked():
             pass
         assert not (run / "lock").exists()
         assert not list(run.glob(".tmp-*"))
@@ -364,12 +365,29 @@ from strategies.momentum import Momentum as Payload
 
 @pytest.fixture
 def booby_trapped(tmp_path, two_runs):
-    """Run A whose manifest now names ``evil:Payload``, with ``evil.py`` inside the folder."""
+    """Run A whose manifest now names ``evil:Payload``, with ``evil.py`` inside the folder.
+
+    Forged with care, as an attacker would: the identity's spec hash is the edited spec's
+    (a manifest that disagrees with itself is refused before anything else) and every part
+    is bound again to that identity and renamed by its sha256.
+    """
+    from sweep.common._fs import parquet_bytes
+    from sweep.spec._models import spec_from_dict as validate
+    from sweep.store._run_store import BINDING_KEY, _sha256
+
     a, _, _ = two_runs
     run = fresh_copy(a, tmp_path / "run")
     doc = json.loads((run / "manifest.json").read_text())
     doc["spec"]["strategy"]["name"] = "evil:Payload"
+    doc["identity"]["spec_hash"] = validate(doc["spec"]).spec_hash
     (run / "manifest.json").write_text(json.dumps(doc))
+    binding = RunStore(run).load_manifest().run_key.binding().encode()
+    for part in part_files(run):
+        table = pq.read_table(part)
+        meta = {**(table.schema.metadata or {}), BINDING_KEY: binding}
+        data = parquet_bytes(table.replace_schema_metadata(meta))
+        part.unlink()
+        (run / "parts" / f"part-{_sha256(data)}.parquet").write_bytes(data)
     (run / "evil.py").write_text(PAYLOAD)
     return run
 

@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from sweep import results_hash, run_sweep, spec_from_dict
@@ -47,6 +48,27 @@ def test_the_v2_recipe_matches_on_a_grid_of_several_blocks(tmp_path, capsys):
         {"run_dir": str(run_dir)},
     )
     assert capsys.readouterr().out.strip() == summary.table_hash == results_hash(run_dir)
+
+
+def test_documented_recipe_counts_a_config_held_twice_once(tmp_path, capsys):
+    """A batch written twice (identical rows in two parts): the recipe and verify agree."""
+    from sweep.common._fs import parquet_bytes
+    from sweep.runner._status import verify_run
+    from sweep.store._run_store import _sha256
+
+    run_dir = tmp_path / "run"
+    run_sweep(spec_from_dict(small_spec_dict()), run_dir, batch_size=20, progress=False)
+    before = results_hash(run_dir)
+    first = sorted((run_dir / "parts").glob("part-*.parquet"))[0]
+    data = parquet_bytes(pq.read_table(first).slice(3, 9))  # the same bytes, its binding kept
+    (run_dir / "parts" / f"part-{_sha256(data)}.parquet").write_bytes(data)
+    verified = verify_run(run_dir)
+    assert not verified.bad_parts and verified.table_hash == before
+    for marker, version in (("table-hash-recipe", "v1"), ("table-hash-recipe-v2", "v2")):
+        exec(
+            compile(_recipe(marker), f"README recipe {version}", "exec"), {"run_dir": str(run_dir)}
+        )
+        assert capsys.readouterr().out.strip() == results_hash(run_dir, version=version)
 
 
 def test_streaming_hash_equals_the_in_memory_table_hash(tmp_path):
