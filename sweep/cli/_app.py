@@ -166,6 +166,15 @@ def _check_workers(executor: ExecutorKind, workers: int | None) -> None:
         )
 
 
+def _check_run_dir(run_dir: str | None) -> None:
+    """Refuse an empty ``--run-dir`` (leaving the option out means ``runs/<spec name>``)."""
+    if run_dir is not None and not run_dir.strip():
+        raise SweepError(
+            f"--run-dir: expected a folder path or a URI, got {run_dir!r}; leave the option "
+            "out for runs/<spec name>"
+        )
+
+
 def _parse_batch_size(text: str) -> int | None:
     if text == "auto":
         return None
@@ -359,6 +368,7 @@ def run(
     options = _run_options(
         executor, address, workers, batch_size, on_error, quiet, allow_environment_change
     )
+    _check_run_dir(run_dir)
     sweep_spec = _load_spec(spec)
     _execute(sweep_spec, run_dir or str(Path("runs") / sweep_spec.name), options, table_hash)
 

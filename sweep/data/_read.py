@@ -209,10 +209,32 @@ class CsvLines:
         return cells[column] if column < len(cells) else ""
 
 
-def check_unique_columns(source: str, header: Sequence[str]) -> None:
-    """Refuse a header that names a column twice (naming both positions)."""
+def check_column_names(source: str, header: Sequence[str]) -> None:
+    """Refuse a header with an empty column name, or that names a column twice.
+
+    The first column may be unnamed when no column is called ``date``: it is then the
+    dates (pandas writes an unnamed index so), as the layouts read it.
+
+    Parameters
+    ----------
+    source : str
+        The file, for the message.
+    header : sequence of str
+        The column names in file order.
+
+    Raises
+    ------
+    DataError
+        Naming the column by its position from 1 (both positions for a repeat).
+    """
     seen: dict[str, int] = {}
     for pos, name in enumerate(header, start=1):
+        if not name.strip() and (pos > 1 or "date" in header):
+            raise DataError(
+                f"{source}: the header has an empty column name at column {pos} of "
+                f"{len(header)} (got {name!r}); expected a name for every column (a trailing "
+                "comma in the header makes an empty last column)"
+            )
         if name in seen:
             raise DataError(
                 f"{source}: column {name!r} appears more than once in the header (columns "
@@ -250,12 +272,12 @@ def read_table(file: SourceFile) -> tuple[pd.DataFrame, RowName]:
     try:
         if suffix_of(file.path) == ".parquet":
             parquet = pq.ParquetFile(pa.BufferReader(data))
-            check_unique_columns(file.label, parquet.schema_arrow.names)
+            check_column_names(file.label, parquet.schema_arrow.names)
             df = parquet.read().to_pandas()
             return (df.reset_index() if isinstance(df.index, pd.DatetimeIndex) else df), row_label
         text = _csv_text(file, data)
         header = _csv_header(file, text)
-        check_unique_columns(file.label, header)
+        check_column_names(file.label, header)
         date_col = "date" if "date" in header else header[0]
         df = pd.read_csv(io.StringIO(text), dtype={date_col: str, "asset": str}, na_filter=False)
     except DataError:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,6 +38,8 @@ MAX_PBO_BLOCKS = 20
 MIN_PERIODS_PER_BLOCK = 5
 #: Longest sweep name.
 MAX_NAME_LENGTH = 100
+#: Largest spec file read (bytes): a spec is a short TOML file, even with long value lists.
+MAX_SPEC_BYTES = 8 * 2**20
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -379,13 +383,57 @@ def build_spec(  # noqa: PLR0913 - keyword-only: the spec's sections, and where 
     return _checked(spec)
 
 
+def _file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for a message."""
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _read_spec_text(path: Path) -> str:
+    """The text of a spec file: a regular file of at most :data:`MAX_SPEC_BYTES`, UTF-8.
+
+    A device, a pipe or a directory is refused before anything is read (reading
+    ``/dev/zero`` would never end; a pipe is opened without waiting for a writer), and at
+    most one byte more than the limit is ever read. Line ends are read as Python's text
+    mode reads them.
+
+    Raises
+    ------
+    SpecError
+        Unreadable, not a regular file, or too large.
+    UnicodeDecodeError
+        Not UTF-8 (the offset is from the start of the file).
+    """
+    where = repr(str(path))
+    try:
+        # Non-blocking: opening a pipe must not wait for a writer before it is refused.
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as fh:
+            if not stat.S_ISREG(mode := os.fstat(fh.fileno()).st_mode):
+                raise SpecError(f"spec: expected a TOML file, got {where}, {_file_kind(mode)}")
+            data = fh.read(MAX_SPEC_BYTES + 1)
+    except OSError as exc:
+        raise SpecError(f"spec: cannot read {where}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_SPEC_BYTES:
+        raise SpecError(
+            f"spec: {where} is larger than {MAX_SPEC_BYTES // 2**20} MiB; expected a sweep "
+            "spec (a short TOML file)"
+        )
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def load_spec(path: str | Path) -> SweepSpec:
     """Read and validate a TOML sweep spec.
 
     Parameters
     ----------
     path : str or Path
-        The ``.toml`` file.
+        The ``.toml`` file (a regular file of at most :data:`MAX_SPEC_BYTES`).
 
     Returns
     -------
@@ -393,10 +441,7 @@ def load_spec(path: str | Path) -> SweepSpec:
         The validated spec.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(f"spec: cannot read {str(p)!r}: {exc.strerror or exc}") from exc
+    text = _read_spec_text(p)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -44,9 +44,21 @@ def encode_panel(panel: Panel) -> bytes:
 
 
 def decode_panel(data: bytes, where: str) -> Panel:
-    """A panel from its copy's bytes (:class:`RunFolderError` when it is not one)."""
+    """A panel from its copy's bytes (:class:`RunFolderError` when it is not one).
+
+    Notes
+    -----
+    The bytes are read by one parquet reader on the calling thread (``ParquetFile``, no
+    threads), never through ``pq.read_table``: its dataset scan lets an Arrow pool thread
+    drop the last reference to the buffer over ``data``, after this function has returned,
+    and that thread must take the GIL to release it. A command that fails just after
+    reading the copy (``sweep resume`` on an altered copy exits 2) then ends the
+    interpreter first, and the thread, stopped inside a C++ destructor, aborts the process
+    ("terminate called without an active exception", exit 134; about 1 run in 40 on a
+    loaded 2-core machine).
+    """
     try:
-        table = pq.read_table(pa.BufferReader(data))
+        table = pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
         meta = json.loads((table.schema.metadata or {})[_META])
         assets = tuple(str(a) for a in meta["assets"])
         m = len(assets)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -341,6 +342,46 @@ def test_a_spec_that_is_not_utf8_exits_2(tmp_path):
     spec.write_bytes(write_spec(tmp_path / "s.toml", small_spec_dict()).read_bytes() + b"# \xe9\n")
     assert_bad_input(cli("run", spec, "--run-dir", tmp_path / "run"), "UTF-8", str(spec))
     assert not (tmp_path / "run").exists()
+
+
+def _capped_memory() -> None:
+    """A child's address space capped at 1.5 GB: a read without bound fails, not the host."""
+    resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "a named pipe", "too large", "a directory"])
+def test_a_spec_that_is_not_a_small_regular_file_exits_2(tmp_path, kind):
+    """Issue 28, point 11: ``sweep run /dev/zero`` was a MemoryError traceback."""
+    spec = {"/dev/zero": Path("/dev/zero"), "a directory": tmp_path}.get(kind, tmp_path / "s.toml")
+    if kind == "a named pipe":
+        os.mkfifo(spec)  # opening it to read would wait for a writer
+    elif kind == "too large":
+        with spec.open("wb") as fh:
+            fh.truncate(9 * 2**20)  # sparse, nothing written: over the 8 MiB limit
+    proc = subprocess.run(
+        [sys.executable, "-m", "sweep", "run", str(spec), "--run-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=_capped_memory,
+    )
+    expected = {
+        "/dev/zero": "a character device",
+        "a named pipe": "a named pipe",
+        "too large": "is larger than 8 MiB",
+        "a directory": "Is a directory",
+    }[kind]
+    assert_bad_input(proc, "spec: ", repr(str(spec)), expected)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("run_dir", ["", " "])
+def test_an_empty_run_dir_is_refused_not_replaced(tmp_path, run_dir):
+    """Issue 28, point 11: ``--run-dir ''`` silently ran into runs/<spec name>."""
+    spec = write_spec(tmp_path / "s.toml", small_spec_dict(grid={"lookback": [5], "band": [0.0]}))
+    proc = cli("run", spec, "--run-dir", run_dir, "--quiet", cwd=tmp_path)
+    assert_bad_input(proc, "--run-dir", repr(run_dir), "leave the option out")
+    assert not (tmp_path / "runs").exists()
 
 
 @pytest.mark.parametrize("name", [":", "strategies.momentum:", ":Momentum", "..x:Y"])

@@ -142,6 +142,27 @@ def test_duplicate_column_names_are_refused(tmp_path):
     assert "column 'AAA' appears more than once" in message and "columns 2 and 4" in message
 
 
+@pytest.mark.parametrize(
+    ("header", "column"),
+    [("date,,BBB", "column 2 of 3"), ("date,AAA,BBB,", "column 4 of 4"), (",AAA,BBB", None)],
+)
+def test_an_empty_column_name_is_named_by_position(tmp_path, header, column):
+    """Issue 28, point 12: not "column 'Unnamed: 1': unknown field ' 1'" (pandas' name)."""
+    lines = _lines(header)
+    if header.endswith(","):
+        lines = [lines[0], *(f"{line}," for line in lines[1:])]
+    path = _write(tmp_path, lines)
+    if column is None:  # an unnamed first column is the dates, as pandas writes an index
+        assert load_panel(path).assets == ("AAA", "BBB")
+        return
+    message = _error(path)
+    assert f"{path}: the header has an empty column name at {column}" in message, message
+    assert "Unnamed" not in message and "unknown field" not in message
+    proc = _run_cli(tmp_path, {"path": "p.csv"})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"empty column name at {column}" in proc.stderr
+
+
 def test_the_same_close_twice_is_refused(tmp_path):
     lines = [f"{line},{line.split(',')[1]}" for line in _lines()]
     lines[0] = "date,AAA,BBB,AAA:close"
