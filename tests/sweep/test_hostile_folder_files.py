@@ -28,6 +28,7 @@ from sweep import results_hash, run_sweep, spec_from_dict
 from sweep.cli._app import main
 from sweep.common._fs import LocalFilesystem, parquet_bytes
 from sweep.errors import RunFolderError
+from sweep.store._row_set_hash import with_part_digest
 from sweep.store._run_store import BINDING_KEY, RunStore, _sha256
 from tests.helpers import StopAfter, small_spec_dict, small_tmpfs, write_spec
 
@@ -95,8 +96,13 @@ def part_files(run: Path) -> list[Path]:
 
 
 def write_part(run: Path, table: pa.Table) -> Path:
-    """Write ``table`` as a part of ``run``, bound to it and named by its sha256."""
-    binding = RunStore(run).load_manifest().run_key.binding().encode()
+    """Write ``table`` as a part of ``run``, bound to it and named by its sha256.
+
+    Written as a forger would: its v2 row digest recomputed for the rows it now holds.
+    """
+    manifest = RunStore(run).load_manifest()
+    binding = manifest.run_key.binding().encode()
+    table = with_part_digest(table, manifest.grid.size)
     meta = {**(table.schema.metadata or {}), BINDING_KEY: binding}
     data = parquet_bytes(table.replace_schema_metadata(meta))
     path = run / "parts" / f"part-{_sha256(data)}.parquet"

@@ -54,13 +54,16 @@ def test_documented_recipe_counts_a_config_held_twice_once(tmp_path, capsys):
     """A batch written twice (identical rows in two parts): the recipe and verify agree."""
     from sweep.common._fs import parquet_bytes
     from sweep.runner._status import verify_run
-    from sweep.store._run_store import _sha256
+    from sweep.store._row_set_hash import with_part_digest
+    from sweep.store._run_store import RunStore, _sha256
 
     run_dir = tmp_path / "run"
     run_sweep(spec_from_dict(small_spec_dict()), run_dir, batch_size=20, progress=False)
     before = results_hash(run_dir)
     first = sorted((run_dir / "parts").glob("part-*.parquet"))[0]
-    data = parquet_bytes(pq.read_table(first).slice(3, 9))  # the same bytes, its binding kept
+    size = RunStore(run_dir).load_manifest().grid.size
+    repeat = with_part_digest(pq.read_table(first).slice(3, 9), size)  # its binding kept
+    data = parquet_bytes(repeat)
     (run_dir / "parts" / f"part-{_sha256(data)}.parquet").write_bytes(data)
     verified = verify_run(run_dir)
     assert not verified.bad_parts and verified.table_hash == before
