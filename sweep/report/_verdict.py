@@ -48,7 +48,9 @@ CALIBRATED_NULL_FAMILIES: tuple[str, ...] = (
     "GARCH(1,1)-t",
     "volatility regime",
     "drifting correlated assets with buy-and-hold benchmark",
-    "listings/delistings",
+    "listings/delistings (xs_momentum)",
+    "one asset under long-only sma_cross",
+    "the default metrics (zero benchmark)",
 )
 #: The rule, as the report states it.
 RULE = (
