@@ -24,10 +24,11 @@ def recorded_panel(run: RunData) -> Panel:
 
 
 def rebuild_sweep(run: RunData, options: ReportOptions) -> ResolvedSweep:
-    """The recorded sweep, its strategy imported only if trusted (:mod:`sweep.store._trust`)."""
-    sweep = resolve_recorded(
-        run.manifest, run.location, options.allow_import, panel=recorded_panel(run)
-    )
+    """The recorded sweep, its strategy imported only if trusted (:mod:`sweep.store._trust`).
+
+    Whether the strategy may be imported is decided before the data is read.
+    """
+    sweep = resolve_recorded(run.manifest, run.location, options.allow_import, check_data=True)
     recorded = run.manifest.run_key.strategy
     used = None if recorded is None else recorded.version
     if sweep.strategy.version != used:
