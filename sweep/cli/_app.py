@@ -409,10 +409,16 @@ def status(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Show progress of a run folder: done, failed, parts, sessions, last activity, hash."""
+    """Show progress of a run folder: done, failed, parts, sessions, last activity, hash.
+
+    The Ray processes a killed session of this run left on this machine are stopped (and
+    named on stderr).
+    """
+    from sweep.executors._ray_orphans import stop_leftovers_of
     from sweep.runner._status import run_status
 
     info = run_status(run_dir)
+    stop_leftovers_of(info.sessions)
     if as_json:
         out.print_json(json.dumps(info.to_json()))
         return
