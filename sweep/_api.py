@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from strategies import Strategy
-from sweep.data._panels import Panel, load_panel, panel_from_frame
+from sweep.data._panels import Panel, panel_from_frame
 from sweep.errors import GridError, SpecError
 from sweep.executors import Executor
 from sweep.runner._driver import OnError, RunOptions, RunSettings, RunSummary, run_sweep
@@ -307,7 +307,7 @@ def _reopen(
 ) -> ResolvedSweep:
     """The sweep a run folder recorded, with what Python handed over."""
     from sweep.store._run_store import RunStore
-    from sweep.store._trust import resolve_recorded
+    from sweep.store._trust import named_panel, resolve_recorded
 
     location = str(run_dir)
     manifest = RunStore(location).load_manifest()
@@ -318,7 +318,7 @@ def _reopen(
         layout = str(recorded.get("layout", "auto"))
         panel, _, _ = _as_panel(data, layout, fill)
         if panel is None:  # a path: load it the way the spec would
-            panel = load_panel(str(data), layout=layout, fill=fill)
+            panel = named_panel(manifest, location, str(data))
     obj = None if strategy is None or isinstance(strategy, str) else check_strategy_object(strategy)
     return resolve_recorded(manifest, location, allow_import, panel=panel, strategy=obj)
 

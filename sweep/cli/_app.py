@@ -12,7 +12,7 @@ import json
 import math
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -233,6 +233,14 @@ TableHashOpt = Annotated[
         "hash it published). An existing folder keeps its own.",
     ),
 ]
+DataOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--data",
+        help="The run's data (path or URI, with its endpoint options), instead of what the "
+        "folder names; checked against the recorded fingerprint.",
+    ),
+]
 AllowImportOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -326,6 +334,19 @@ def _summary_lines(summary: RunSummary) -> list[str]:
     return lines
 
 
+@contextlib.contextmanager
+def _named_data(run_dir: str, data: str | None) -> Iterator[None]:
+    """Reopen ``run_dir`` in this block with the data the user named (``--data``), if any."""
+    if data is None:
+        yield
+        return
+    from sweep.store._run_store import RunStore
+    from sweep.store._trust import named_panel, supplying
+
+    with supplying(named_panel(RunStore(run_dir).load_manifest(), run_dir, data), None):
+        yield
+
+
 def _interrupted_run(run_dir: str) -> str:
     """What an interrupted ``run``/``resume`` left behind, and the next command."""
     from sweep.store._run_store import RunStore
@@ -385,6 +406,7 @@ def resume(
     quiet: QuietOpt = False,
     allow_import: AllowImportOpt = None,
     allow_environment_change: AllowEnvironmentOpt = False,
+    data: DataOpt = None,
 ) -> None:
     """Continue a sweep from its run folder (the spec is read from its manifest).
 
@@ -399,7 +421,8 @@ def resume(
         executor, address, workers, batch_size, on_error, quiet, allow_environment_change
     )
     manifest = RunStore(run_dir).load_manifest()
-    sweep = resolve_recorded(manifest, run_dir, allow_import or ())
+    with _named_data(run_dir, data):
+        sweep = resolve_recorded(manifest, run_dir, allow_import or ())
     _execute(sweep, run_dir, options)
 
 
@@ -409,10 +432,16 @@ def status(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Show progress of a run folder: done, failed, parts, sessions, last activity, hash."""
+    """Show progress of a run folder: done, failed, parts, sessions, last activity, hash.
+
+    The Ray processes a killed session of this run left on this machine are stopped (and
+    named on stderr).
+    """
+    from sweep.executors._ray_orphans import stop_leftovers_of
     from sweep.runner._status import run_status
 
     info = run_status(run_dir)
+    stop_leftovers_of(info.sessions)
     if as_json:
         out.print_json(json.dumps(info.to_json()))
         return
@@ -573,6 +602,7 @@ def reproduce(
         int, typer.Option("--show", min=0, help="Mismatches printed (0: every one).")
     ] = 100,
     allow_import: AllowImportOpt = None,
+    data: DataOpt = None,
 ) -> None:
     """Re-compute a sample of a run's configs here and compare them bit for bit.
 
@@ -585,14 +615,15 @@ def reproduce(
 
     _check_workers(executor, workers)
     kind = "ray" if executor is ExecutorKind.ray or address else "local"
-    found = reproduce_run(
-        run_dir,
-        ReproduceSettings(sample=sample, seed=seed, parts=parts),
-        executor=kind,
-        address=address,
-        workers=workers,
-        allow_import=allow_import or (),
-    )
+    with _named_data(run_dir, data):
+        found = reproduce_run(
+            run_dir,
+            ReproduceSettings(sample=sample, seed=seed, parts=parts),
+            executor=kind,
+            address=address,
+            workers=workers,
+            allow_import=allow_import or (),
+        )
     _say(out, "\n".join(_reproduce_lines(found, show or None)))
     if not found.full_match:
         raise typer.Exit(1)
@@ -830,6 +861,7 @@ def report(
     ] = 0.05,
     quiet: QuietOpt = False,
     allow_import: AllowImportOpt = None,
+    data: DataOpt = None,
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html."""
     from sweep.report import ReportOptions, build_report, default_out_dir, write_report
@@ -846,7 +878,8 @@ def report(
         allow_import=tuple(allow_import or ()),
     )
     try:
-        built = build_report(run_dir, options)
+        with _named_data(run_dir, data):
+            built = build_report(run_dir, options)
         target = out_dir or default_out_dir(run_dir)
         check_output_folder(target, "--out")
         with writing(target, "--out"):

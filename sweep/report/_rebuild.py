@@ -31,10 +31,9 @@ def rebuild_sweep(run: RunData, options: ReportOptions) -> ResolvedSweep:
 
     Its panel's arrays are immutable, as an executor hands them to the strategy
     (:func:`strategies._panel.frozen_panel`), so a recomputation sees what the run saw.
+    Whether the strategy may be imported is decided before the data is read.
     """
-    sweep = resolve_recorded(
-        run.manifest, run.location, options.allow_import, panel=recorded_panel(run)
-    )
+    sweep = resolve_recorded(run.manifest, run.location, options.allow_import, check_data=True)
     recorded = run.manifest.run_key.strategy
     used = None if recorded is None else recorded.version
     if sweep.strategy.version != used:

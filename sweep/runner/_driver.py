@@ -25,6 +25,7 @@ from sweep.common._signals import sigterm_as_interrupt
 from sweep.engine._evaluate import results_schema
 from sweep.errors import ConfigFailedError, ExecutionError, RunFolderError
 from sweep.executors import BatchOutcome, Executor, make_executor
+from sweep.executors._ray_orphans import stop_leftovers_of
 from sweep.plan._auto import choose_executor
 from sweep.plan._planner import PlannerSettings, plan_batches, small_plan
 from sweep.plan._planning_stream import PlanningStream
@@ -262,8 +263,12 @@ def _clean_folder(store: RunStore) -> tuple[list[str], RunRecord]:
 def _start_session(
     store: RunStore, settings: RunSettings, took_over: LockInfo | None
 ) -> tuple[Session, Executor]:
-    """Mark dead sessions killed, make the executor, record a running session."""
+    """Mark dead sessions killed, make the executor, record a running session.
+
+    The Ray processes a killed session of this run left on this machine are stopped first.
+    """
     manifest = store.load_manifest()
+    stop_leftovers_of(manifest.sessions)
     sessions = tuple(
         replace(s, status="killed") if s.status == "running" else s for s in manifest.sessions
     )

@@ -7,6 +7,18 @@ the user names on the command line (``--allow-import MODULE``) or in the environ
 run folder: its path (and the working directory, when that is inside it) is taken off
 ``sys.path`` while the strategy is imported. ``sweep run SPEC`` imports what the spec names,
 since the user hands it the spec.
+
+Opening a folder reaches no endpoint the user did not name. The manifest's spec is checked
+against its recorded spec hash before any data is read (:func:`_check_identity`); the
+folder's copy of its panel is read where it keeps one; and a data location the folder
+names is read only when it carries nothing that says where or how to connect
+(:func:`_folder_data_location`): a local path, or ``s3://bucket/key`` / ``gs://bucket/key``
+without a query, credentials or port, which go wherever the user's own environment sends
+such URIs. A location with ``?endpoint_override=...&scheme=http`` (or any query, a
+``user@`` or ``host:port`` part, or another scheme) is refused in one line: the user names
+the data themselves (``--data URI``, ``data=`` from Python), and it is checked against the
+recorded fingerprint. Stripping the options instead would read another store than the run
+used, so the fingerprint would fail anyway, after a request the user never asked for.
 """
 
 from __future__ import annotations
@@ -14,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -21,8 +34,8 @@ from pathlib import Path
 
 from strategies import BUILTINS, Strategy
 from sweep.common._fs import is_uri
-from sweep.data._panels import Panel, panel_fingerprint
-from sweep.errors import DataError, StrategySpecError, UntrustedStrategyError
+from sweep.data._panels import Panel, load_panel, panel_fingerprint
+from sweep.errors import DataError, RunFolderError, StrategySpecError, UntrustedStrategyError
 from sweep.spec._models import spec_from_dict
 from sweep.spec._provenance import StrategyOrigin
 from sweep.spec._resolve import ResolvedSweep, load_data, resolve_with, spec_origin
@@ -33,6 +46,10 @@ from sweep.store._run_store import RunStore
 
 #: Environment variable with more strategy modules a run folder may import (comma-separated).
 ALLOW_IMPORT_ENV = "RAYSWEEP_ALLOW_IMPORT"
+
+#: URI schemes a run folder may name its data with: a bucket and a key, reached wherever the
+#: user's environment sends them (never a host, port or option the folder chose).
+_BUCKET_SCHEMES = frozenset({"s3", "gs", "gcs"})
 
 
 def allowed_modules(given: Iterable[str] = ()) -> set[str]:
@@ -127,16 +144,103 @@ def _not_importable(location: str, origin: StrategyOrigin) -> UntrustedStrategyE
     )
 
 
+def _check_identity(manifest: Manifest, location: str) -> None:
+    """Refuse a manifest whose spec does not hash to its recorded spec hash.
+
+    Called before any data is read: a folder whose spec was edited (another grid, strategy,
+    seed or data source than its parts were computed with) is refused at once, not after
+    its data was fetched.
+
+    Raises
+    ------
+    RunFolderError
+        Naming both hashes.
+    """
+    found = spec_from_dict(dict(manifest.spec)).spec_hash
+    recorded = manifest.run_key.spec_hash
+    if found != recorded:
+        raise RunFolderError(
+            f"run folder {location!r}: manifest.json's spec hashes to {found[:16]}..., but its "
+            f"identity records {recorded[:16]}...: the spec was edited after the run "
+            "started, so the parts are not its results; no data was read"
+        )
+
+
+def _connection_options(uri: str) -> str | None:
+    """What in a data URI says where or how to connect (None for a local path or bucket)."""
+    if "://" not in uri or uri.startswith("file://"):
+        return None
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme.lower() not in _BUCKET_SCHEMES:
+        return f"the scheme {parts.scheme + '://'!r}, which names its own endpoint"
+    if parts.query or parts.fragment:
+        keys = sorted({k for k, _ in urllib.parse.parse_qsl(parts.query, True)})
+        return f"query options ({', '.join(keys) or parts.query or parts.fragment})"
+    if "@" in parts.netloc or ":" in parts.netloc:
+        return "credentials or a port in its bucket part"
+    return None
+
+
+def _folder_data_location(uri: str, location: str) -> str:
+    """The data location a run folder names, if reading it reaches no endpoint it chose.
+
+    Parameters
+    ----------
+    uri : str
+        The spec's ``data.path`` as the manifest stores it.
+    location : str
+        The run folder (for the message).
+
+    Returns
+    -------
+    str
+        ``uri`` unchanged: a local path, or a bucket URI without options.
+
+    Raises
+    ------
+    DataError
+        The URI carries connection options (an ``endpoint_override``, a ``scheme``, any
+        query), credentials, a port or another scheme; the message says how to name the
+        data yourself.
+    """
+    options = _connection_options(uri)
+    if options is None:
+        return uri
+    raise DataError(
+        f"run folder {location!r} names its data at {uri!r}, with {options}; opening a run "
+        "folder never takes an endpoint, scheme or connection option from it. If you trust "
+        f"that location, name the data yourself: --data {uri!r} (sweep.resume(run_dir, "
+        "data=...) from Python); it is checked against the recorded fingerprint"
+    )
+
+
+def named_panel(manifest: Manifest, location: str, data: str) -> Panel:
+    """The data the user names for a run folder (``--data``), read as the spec read its own.
+
+    The folder's identity is checked first (:func:`_check_identity`); the panel is loaded
+    with the recorded ``layout`` and ``fill`` and checked against the recorded fingerprint
+    where it is used (:func:`recorded_panel`).
+    """
+    _check_identity(manifest, location)
+    recorded = manifest.spec.get("data", {})
+    layout = str(recorded.get("layout", "auto"))
+    fill = str(recorded.get("fill", "none"))
+    return load_panel(data, layout=layout, fill=fill)
+
+
 def recorded_panel(
     manifest: Manifest, location: str, panel: Panel | None = None, *, check: bool = True
 ) -> Panel:
     """The data a run folder recorded, checked against its fingerprint.
 
-    ``panel`` (handed over from Python) is used as given when it has the recorded
-    fingerprint; an in-memory panel is otherwise read from the folder's copy (always
-    checked); a spec's data is loaded from the spec (checked unless ``check`` is False:
-    ``resume`` then refuses it as another sweep's data, naming what differs).
+    The manifest's spec is checked against its spec hash first (:func:`_check_identity`).
+    ``panel`` (handed over from Python, or named with ``--data``) is used as given when it
+    has the recorded fingerprint; otherwise the folder's copy is read where it keeps one
+    (an in-memory panel; always checked); else the spec's data is loaded, if its location
+    names no endpoint (:func:`_folder_data_location`), and checked unless ``check`` is
+    False (``resume`` then refuses it as another sweep's data, naming what differs).
     """
+    _check_identity(manifest, location)
     recorded = manifest.run_key.data_fingerprint
     if panel is not None:
         found = panel_fingerprint(panel)
@@ -149,11 +253,14 @@ def recorded_panel(
         return panel
     provenance = manifest.provenance
     if manifest.spec.get("data", {}).get("source") == "memory" or (
-        provenance is not None and provenance.data.kind == "memory"
+        provenance is not None and (provenance.data.kind == "memory" or provenance.data.copy)
     ):
         limit = panel_copy_limit(manifest.data)
         return read_panel_copy(RunStore(location).fs, location, recorded, limit)
-    loaded = load_data(spec_from_dict(dict(manifest.spec)))
+    spec = spec_from_dict(dict(manifest.spec))
+    if spec.data.path:
+        _folder_data_location(spec.data.path, location)
+    loaded = load_data(spec)
     found = panel_fingerprint(loaded)
     if check and found != recorded:
         raise DataError(
@@ -176,6 +283,8 @@ def resolve_recorded(
     allow_import: Iterable[str] = (),
     panel: Panel | None = None,
     strategy: Strategy | None = None,
+    *,
+    check_data: bool = False,
 ) -> ResolvedSweep:
     """Resolve the sweep a run folder recorded, importing only what is trusted.
 
@@ -193,6 +302,9 @@ def resolve_recorded(
     strategy : Strategy, optional
         The strategy object, handed over from Python (its name and version must be the
         recorded ones); else imported, if trusted.
+    check_data : bool
+        Refuse the spec's data unless it has the recorded fingerprint (the report); by
+        default ``resume`` refuses it later, naming every difference.
 
     Returns
     -------
@@ -222,7 +334,7 @@ def resolve_recorded(
                 f"{strategy.version!r}, but run folder {location!r} was run with {ref.name!r} "
                 f"version {ref.version!r}; expected the same strategy"
             )
-    data = recorded_panel(record, location, panel, check=False)
+    data = recorded_panel(record, location, panel, check=check_data)
     origin = provenance.data if provenance is not None else spec_origin(spec)
     known = provenance.strategy if provenance is not None else None
     with _outside(location):

@@ -420,6 +420,10 @@ def test_opening_a_run_folder_imports_nothing_it_names(booby_trapped, command):
 
 def test_an_allowed_module_is_still_not_imported_from_the_run_folder(booby_trapped):
     run = booby_trapped
+    # Consistent, as an attacker would make it: an edited spec is refused before any import.
+    doc = json.loads((run / "manifest.json").read_text())
+    doc["identity"]["spec_hash"] = spec_from_dict(doc["spec"]).spec_hash
+    (run / "manifest.json").write_text(json.dumps(doc))
     proc = subprocess.run(
         [sys.executable, "-m", "sweep", "resume", ".", "--quiet", "--allow-import", "evil"],
         capture_output=True,

@@ -156,3 +156,93 @@ def test_the_next_local_ray_run_stops_them_and_says_so(orphaned_agents, tmp_path
     assert proc.returncode == 0, proc.stderr
     assert "left by a killed local session" in proc.stderr
     assert _wait_until(lambda: all(_gone(p) for p in agents))
+
+
+@pytest.mark.slow
+def test_status_stops_what_a_killed_run_left(ray_env, tmp_path):
+    """Issue 28, point 13: after a driver's SIGKILL mid-run its node's agents lived on (here
+    6 kills of 6, still alive 10 s later) until the next local start; ``sweep status`` on
+    the run folder now stops them, found by that session's folder under Ray's temp root."""
+    root = Path(tempfile.mkdtemp(prefix="rs-killed-", dir="/tmp"))  # short: socket paths
+    env = dict(os.environ, RAY_TMPDIR=str(root))
+    grid = {"lookback": {"start": 5, "stop": 205, "step": 4}, "band": [0.0, 0.01]}
+    spec = write_spec(tmp_path / "s.toml", small_spec_dict(grid=grid))
+    run = tmp_path / "run"
+    args = ["--run-dir", str(run), "--executor", "ray", "--workers", "1", "--batch-size", "4"]
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "sweep", "run", str(spec), *args, "--quiet"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        started = _wait_until(lambda: any(run.glob("parts/part-*.parquet")), timeout=240)
+        assert started, driver.stderr.read() if driver.poll() is not None else "no part"
+        processes = _session_processes(root)
+        assert any(argv[0].endswith(b"Agent") for argv in processes.values()), processes
+        driver.kill()  # SIGKILL: no clean-up runs
+        driver.wait(timeout=30)
+        raylet_gone = _wait_until(
+            lambda: all(_gone(p) for p, argv in processes.items() if b"raylet" in argv[0])
+        )
+        assert raylet_gone
+        left = [p for p in processes if not _gone(p)]
+        status = subprocess.run(
+            [sys.executable, "-m", "sweep", "status", str(run)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert status.returncode == 0, status.stderr
+        if left:
+            assert "left by a killed session of this run" in status.stderr, status.stderr
+        assert _wait_until(lambda: all(_gone(p) for p in processes), timeout=10), {
+            p: processes[p] for p in processes if not _gone(p)
+        }
+    finally:
+        for pid in _session_processes(root):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if driver.poll() is None:
+            driver.kill()
+        driver.communicate()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_run_owns_only_the_ray_sessions_its_drivers_started(tmp_path):
+    """A session folder is ``session_<local time>_<driver pid>``: the pid and the span of a
+    session recorded on this host pick its folders; another pid, time or host does not."""
+    import socket
+    from datetime import UTC, datetime, timedelta
+
+    from sweep.executors._ray_orphans import session_folders
+    from sweep.store._record import Session
+
+    start = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+
+    def folder(at: datetime, pid: int) -> str:
+        name = f"session_{at.astimezone().strftime('%Y-%m-%d_%H-%M-%S_%f')}_{pid}"
+        (tmp_path / name).mkdir()
+        return name
+
+    def session(i: int, pid: int, begin: datetime, host: str | None = None) -> Session:
+        end = begin + timedelta(minutes=10)
+        return Session(
+            id=i,
+            start=begin.isoformat(),
+            end=end.isoformat(),
+            host=host or socket.gethostname(),
+            pid=pid,
+        )
+
+    mine = folder(start + timedelta(seconds=5), 4242)
+    folder(start + timedelta(hours=1), 4242)  # the same pid, later: another process
+    folder(start + timedelta(seconds=5), 4243)  # another driver at the same time
+    elsewhere = folder(start + timedelta(hours=2, seconds=5), 777)
+    sessions = [session(1, 4242, start), session(2, 777, start + timedelta(hours=2), "other")]
+    assert session_folders(sessions, tmp_path) == [mine]
+    assert elsewhere not in session_folders(sessions, tmp_path)
+    assert session_folders([], tmp_path) == []
