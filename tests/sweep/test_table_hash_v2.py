@@ -126,13 +126,19 @@ def test_an_identical_repeat_counts_once_and_a_different_one_does_not(reference,
     sharpe = again.column("sharpe").to_numpy().copy()
     sharpe[7] = np.nextafter(sharpe[7], np.inf)  # the config at row 57, one ulp apart
     other = _replaced(again, "sharpe", sharpe)
-    _layout(run_dir, tmp_path / "differs", [whole, rest, other])
-    held_twice = results_hash(tmp_path / "differs")
+    differs = _layout(run_dir, tmp_path / "differs", [whole, rest, other])
+    held_twice = parts_hash(differs, differs.part_names(), TOTAL).digest
     assert held_twice != digest
     assert held_twice == table_hash(pa.concat_tables([table, other]))
     replaced = pa.concat_tables([table.slice(0, 50), other, table.slice(150)])
     assert held_twice != table_hash(replaced)  # not either version alone: both rows count
     assert table_hash(replaced) != digest
+    # A folder does not hash both copies: the two parts in conflict fail (issue 28), and
+    # the folder's hash is that of the part it can trust.
+    good, bad = differs.good_parts()
+    assert len(good) == 1 and len(bad) == 2
+    assert all(check.reason.startswith("conflict:") for check in bad)
+    assert results_hash(tmp_path / "differs") == table_hash(rest)
 
 
 def _with_value(table: pa.Table, column: str, row: int, value: float) -> pa.Table:
