@@ -54,6 +54,7 @@ from stats import (
     NullSummary,
     ResampleDraws,
     block_starts_and_lengths,
+    bootstrap_long_run_sd,
     centred_resample_means,
     config_null_stats,
     fdp_stepm,
@@ -116,13 +117,15 @@ def panel(design: Design, sharpe: np.ndarray, rng: np.random.Generator) -> np.nd
     return 0.01 * (e + sharpe[:, None])
 
 
-def merged(mean: np.ndarray, sd: np.ndarray, c: np.ndarray, n: int, top_k: int) -> NullSummary:
+def merged(
+    mean: np.ndarray, sd: np.ndarray, omega: np.ndarray, c: np.ndarray, n: int, top_k: int
+) -> NullSummary:
     """The null summaries of four parts of the configs, merged (as a run's parts are)."""
     idx = np.arange(mean.size, dtype=np.int64)
     cuts = np.linspace(0, mean.size, 5).astype(int)
     return merge_null_summaries(
         [
-            summarize_null(idx[lo:hi], mean[lo:hi], sd[lo:hi], c[lo:hi], n, top_k)
+            summarize_null(idx[lo:hi], mean[lo:hi], sd[lo:hi], omega[lo:hi], c[lo:hi], n, top_k)
             for lo, hi in itertools.pairwise(cuts)
         ]
     )
@@ -131,9 +134,10 @@ def merged(mean: np.ndarray, sd: np.ndarray, c: np.ndarray, n: int, top_k: int) 
 def summaries(e: np.ndarray, draws: ResampleDraws, top_k: int):
     """Merged null summary, the per-config statistics, the centred resamples, means, sds."""
     n = e.shape[1]
-    c = centred_resample_means(e, draws)
+    c, omega = centred_resample_means(e, draws), bootstrap_long_run_sd(e, draws)
     mean, sd = e.mean(axis=1), e.std(axis=1, ddof=1)
-    return merged(mean, sd, c, n, top_k), config_null_stats(mean, c, n), c, mean, sd
+    stats = config_null_stats(mean, omega, c, n)
+    return merged(mean, sd, omega, c, n, top_k), stats, c, mean, sd
 
 
 def _draws(design: Design, rng: np.random.Generator) -> ResampleDraws:
@@ -219,8 +223,9 @@ def run_mde(design: Design, panels: int, seed: int) -> dict[str, object]:
         planted = int(rng.integers(m))
         mean2 = mean.copy()
         mean2[planted] += mde.sharpe * sd[planted]
-        summary2 = merged(mean2, sd, c, n, design.top_k)
-        t2 = config_null_stats(mean2, c, n).t_stat
+        # A constant shift leaves the series' long-run sd as it is.
+        summary2 = merged(mean2, sd, st.omega, c, n, design.top_k)
+        t2 = config_null_stats(mean2, st.omega, c, n).t_stat
         planted_hits += sweep_wide_pvalue(summary2, float(t2[planted])) <= ALPHA
         winner = int(np.argmax(mean2 / sd))  # the report's winner: highest excess Sharpe
         winner_hits += sweep_wide_pvalue(summary2, float(t2[winner])) <= ALPHA

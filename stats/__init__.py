@@ -11,6 +11,7 @@ Bad inputs raise :class:`StatsInputError` (a ``ValueError``); ``stats`` imports 
 
 from stats._amortization import AmortizationFit, AmortizationLaw, fit_amortization
 from stats._bootstrap import BLOCK_METHODS, block_starts_and_lengths
+from stats._bootstrap_variance import bootstrap_long_run_sd
 from stats._data_snooping import (
     ConfigNullStats,
     DataSnoopingResult,
@@ -117,6 +118,7 @@ __all__ = [
     "annualised_sharpe",
     "benjamini_hochberg_adjust",
     "block_starts_and_lengths",
+    "bootstrap_long_run_sd",
     "block_statistics",
     "centred_resample_means",
     "config_null_stats",

@@ -4,8 +4,10 @@ Every config's excess returns ``e_k = r_k - benchmark`` are resampled on the SAM
 bootstrap draws (joint resampling). For config ``k`` with mean ``ē_k`` over ``n`` periods and
 replication ``b`` of ``B``, the null-centred resample mean is ``c_kb = ē*_kb - ē_k``. From it:
 
-* ``ω̂_k = sqrt(n * mean_b c_kb²)``: the bootstrap estimate of the long-run standard deviation
-  of ``e_k`` (Hansen 2005, Sec. 2.3), fixed per config;
+* ``ω̂_k``: the bootstrap estimate of the long-run standard deviation of ``e_k`` (Hansen 2005,
+  Sec. 2.3), fixed per config: the limit of ``sqrt(n * mean_b c_kb²)`` as ``B → ∞``, computed
+  in closed form from the draws' block law (:func:`stats.bootstrap_long_run_sd`), so it is
+  neither noisy nor tied to the replications it scales;
 * ``t_k = sqrt(n) ē_k / ω̂_k``: the studentised statistic;
 * the per-config p-value ``(1 + #{c_kb >= ē_k}) / (1 + B)``;
 * ``s_kb = sqrt(n) (c_kb + ē_k 1{t_k < -sqrt(2 log log n)}) / ω̂_k``: the replication of
@@ -56,12 +58,17 @@ class ResampleDraws:
         the series laid twice end to end; blocks of length 0 have ``start == end``.
     fixed_length : int
         The common length of every block but the last (circular blocks), else 0.
+    mean_length : float
+        The mean block length of stationary blocks (geometric lengths); 0 for circular
+        blocks. With ``fixed_length`` it names the law the draws come from, which
+        :func:`stats.bootstrap_long_run_sd` needs.
     """
 
     n_obs: int
     starts: NDArray[np.int32]
     ends: NDArray[np.int32]
     fixed_length: int = 0
+    mean_length: float = 0.0
 
     @property
     def reps(self) -> int:
@@ -70,14 +77,21 @@ class ResampleDraws:
 
     @classmethod
     def from_blocks(
-        cls, n_obs: int, starts: NDArray[np.int64], lengths: NDArray[np.int64]
+        cls,
+        n_obs: int,
+        starts: NDArray[np.int64],
+        lengths: NDArray[np.int64],
+        mean_length: float = 0.0,
     ) -> ResampleDraws:
-        """Build from the ``(reps, n_blocks)`` output of ``block_starts_and_lengths``."""
+        """Build from the ``(reps, n_blocks)`` output of ``block_starts_and_lengths``.
+
+        ``mean_length`` is the stationary law's mean block length (0: circular blocks).
+        """
         s = np.ascontiguousarray(starts.T, dtype=np.int32)
         e = np.ascontiguousarray((starts + lengths).T, dtype=np.int32)
         head = lengths[:, :-1]
         fixed = int(head.flat[0]) if head.size and (head == head.flat[0]).all() else 0
-        return cls(n_obs, s, e, fixed)
+        return cls(n_obs, s, e, 0 if mean_length > 0 else fixed, float(mean_length))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -227,13 +241,17 @@ def consistent_threshold(n_obs: int) -> float:
     return -math.sqrt(2.0 * log_scalar(log_scalar(n_obs))) if n_obs > 2 else -math.inf
 
 
-def config_null_stats(mean: FloatArray, centred: FloatArray, n_obs: int) -> ConfigNullStats:
-    """Per-config ``ω̂``, ``t`` and bootstrap p-value from the centred resample means.
+def config_null_stats(
+    mean: FloatArray, omega: FloatArray, centred: FloatArray, n_obs: int
+) -> ConfigNullStats:
+    """Per-config ``t`` and bootstrap p-value from ``ω̂`` and the centred resample means.
 
     Parameters
     ----------
     mean : ndarray of float64, shape (m,)
         Mean excess return of each config.
+    omega : ndarray of float64, shape (m,)
+        Long-run standard deviations, from :func:`stats.bootstrap_long_run_sd`.
     centred : ndarray of float64, shape (m, reps)
         From :func:`centred_resample_means`.
     n_obs : int
@@ -245,13 +263,15 @@ def config_null_stats(mean: FloatArray, centred: FloatArray, n_obs: int) -> Conf
 
     Notes
     -----
-    ``ω̂_k² = n B⁻¹ Σ_b c_kb²`` is the bootstrap variance estimator of Hansen (2005, Sec. 2.3),
-    from the same replications as the test. Studentising divides a config's observed and
-    resampled statistics by the same fixed ``ω̂_k``, so its own p-value equals that of the
-    plain mean; studentisation matters for the sweep-wide maximum, where it keeps a noisy
-    config from dominating the null (Hansen 2005; Romano and Wolf 2005, Sec. 4). The +1 in
-    numerator and denominator makes the p-value valid in finite samples and never 0
-    (Davison and Hinkley 1997, Sec. 4.2).
+    ``ω̂_k²`` is the bootstrap variance of ``√n ē*_k`` (Hansen 2005, Sec. 2.3), taken at its
+    exact value rather than from the test's own replications: an estimate from the same
+    ``B`` replications makes every studentised null row's root mean square exactly 1 and
+    over-rejects the sweep-wide maximum (see :mod:`stats._bootstrap_variance`). Studentising
+    divides a config's observed and resampled statistics by the same fixed ``ω̂_k``, so its
+    own p-value equals that of the plain mean; studentisation matters for the sweep-wide
+    maximum, where it keeps a noisy config from dominating the null (Hansen 2005; Romano and
+    Wolf 2005, Sec. 4). The +1 in numerator and denominator makes the p-value valid in finite
+    samples and never 0 (Davison and Hinkley 1997, Sec. 4.2).
 
     References
     ----------
@@ -263,13 +283,12 @@ def config_null_stats(mean: FloatArray, centred: FloatArray, n_obs: int) -> Conf
        Cambridge University Press.
     """
     n_reps = centred.shape[1]
-    rms = np.sqrt(np.mean(centred * centred, axis=1))
-    valid = (rms > 0) & np.isfinite(mean)
-    safe = np.where(valid, rms, 1.0)
+    valid = (omega > 0) & np.isfinite(mean) & np.isfinite(omega)
+    safe = np.where(valid, omega, 1.0)
     exceed = (centred >= mean[:, None]).sum(axis=1)
     return ConfigNullStats(
-        omega=rms * math.sqrt(n_obs),
-        t_stat=np.where(valid, mean / safe, np.nan),
+        omega=np.asarray(omega, dtype=np.float64),
+        t_stat=np.where(valid, math.sqrt(n_obs) * mean / safe, np.nan),
         p_value=np.where(valid, (1.0 + exceed) / (1.0 + n_reps), np.nan),
     )
 
@@ -340,6 +359,7 @@ def summarize_null(
     grid_index: IntArray,
     mean: FloatArray,
     std: FloatArray,
+    omega: FloatArray,
     centred: FloatArray,
     n_obs: int,
     top_k: int,
@@ -352,6 +372,8 @@ def summarize_null(
         The configs' grid positions (unique).
     mean, std : ndarray of float64, shape (m,)
         Mean and standard deviation (ddof=1) of each config's excess returns.
+    omega : ndarray of float64, shape (m,)
+        Long-run standard deviations (:func:`stats.bootstrap_long_run_sd`).
     centred : ndarray of float64, shape (m, reps)
         From :func:`centred_resample_means`.
     n_obs : int
@@ -364,7 +386,7 @@ def summarize_null(
     NullSummary
         Configs whose excess series is constant or non-finite are left out.
     """
-    stats = config_null_stats(mean, centred, n_obs)
+    stats = config_null_stats(mean, omega, centred, n_obs)
     keep = np.isfinite(stats.t_stat) & np.isfinite(centred).all(axis=1) & (std > 0)
     c = centred[keep]
     reps = centred.shape[1]

@@ -288,6 +288,7 @@ def _evaluate_rows(
             idx[ok],
             np.asarray(cols["excess_mean"], dtype=np.float64)[ok],
             np.asarray(cols["excess_std"], dtype=np.float64)[ok],
+            np.asarray(cols["omega"], dtype=np.float64)[ok],
             metrics.centred[ok],
             sweep.n_returns,
             sweep.spec.metrics.stepm_top_k,

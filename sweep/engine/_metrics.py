@@ -14,6 +14,7 @@ from stats import (
     ReturnMoments,
     annualised_sharpe,
     block_starts_and_lengths,
+    bootstrap_long_run_sd,
     centred_resample_means,
     config_null_stats,
     fold_values,
@@ -72,7 +73,8 @@ def shared_draws(
     """
     rng = np.random.default_rng(resample_seed(root_seed, n_obs, block_length, method))
     starts, lengths = block_starts_and_lengths(rng, n_obs, block_length, reps, method)  # type: ignore[arg-type]
-    return ResampleDraws.from_blocks(n_obs, starts, lengths)
+    mean_length = float(block_length) if method == "stationary" else 0.0
+    return ResampleDraws.from_blocks(n_obs, starts, lengths, mean_length)
 
 
 @dataclass(frozen=True)
@@ -141,8 +143,9 @@ def config_metrics(
         ``sharpe_ann``, ``skew``, ``kurtosis`` (RAW, normal = 3) of the returns;
         ``total_return``, ``max_drawdown``, ``turnover`` (mean one-way turnover per period
         times periods per year), ``n_trades``; the same moments of the excess returns
-        (``excess_*``); ``omega``, ``t_stat`` and ``p_value`` from the joint resamples
-        (:func:`stats.config_null_stats`; NaN when reps = 0); ``blk_n`` and the per-block
+        (``excess_*``); ``omega`` (the draws' exact long-run sd, :func:`stats.bootstrap_long_run_sd`),
+        ``t_stat`` and ``p_value`` from the joint resamples (:func:`stats.config_null_stats`;
+        NaN when reps = 0); ``blk_n`` and the per-block
         ``blk_sum_XX`` / ``blk_sumsq_XX`` of the excess returns (for PBO).
 
     Notes
@@ -173,7 +176,8 @@ def config_metrics(
     centred = None
     if draws is not None:
         centred = centred_resample_means(excess, draws)
-        null = config_null_stats(excess_moments.mean, centred, t)
+        omega = bootstrap_long_run_sd(excess, draws)
+        null = config_null_stats(excess_moments.mean, omega, centred, t)
         cols.update({"omega": null.omega, "t_stat": null.t_stat, "p_value": null.p_value})
     else:
         cols.update({k: np.full(n, np.nan) for k in ("omega", "t_stat", "p_value")})

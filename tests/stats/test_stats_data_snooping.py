@@ -16,6 +16,7 @@ from stats import (
     ResampleDraws,
     StatsInputError,
     block_starts_and_lengths,
+    bootstrap_long_run_sd,
     centred_resample_means,
     config_null_stats,
     data_snooping_tests,
@@ -36,7 +37,7 @@ def draws(n: int, block: int, reps: int, method: str, seed: int = 7) -> Resample
         reps,
         method,  # type: ignore[arg-type]
     )
-    return ResampleDraws.from_blocks(n, starts, lengths)
+    return ResampleDraws.from_blocks(n, starts, lengths, block if method == "stationary" else 0)
 
 
 def twin_centred_means(x: np.ndarray, d: ResampleDraws) -> np.ndarray:
@@ -77,8 +78,8 @@ def test_a_row_is_bitwise_the_same_alone_or_in_any_batch(m: int, seed: int) -> N
 
 
 def _summary(x: np.ndarray, d: ResampleDraws, idx: np.ndarray, k: int = 4) -> NullSummary:
-    c = centred_resample_means(x, d)
-    return summarize_null(idx, x.mean(axis=1), x.std(axis=1, ddof=1), c, x.shape[1], k)
+    c, omega = centred_resample_means(x, d), bootstrap_long_run_sd(x, d)
+    return summarize_null(idx, x.mean(axis=1), x.std(axis=1, ddof=1), omega, c, x.shape[1], k)
 
 
 def _same(a: NullSummary, b: NullSummary) -> None:
@@ -117,11 +118,12 @@ def test_a_batch_repeated_after_a_crash_enters_the_top_lists_once() -> None:
 def test_pvalues_are_never_zero_and_have_the_plus_one_form() -> None:
     x = np.random.default_rng(4).standard_normal((3, 200)) * 0.01
     x[0] += 0.05  # far above anything the null reaches
-    c = centred_resample_means(x, draws(200, 10, 99, "circular"))
-    p = config_null_stats(x.mean(axis=1), c, 200).p_value
+    d = draws(200, 10, 99, "circular")
+    c, omega = centred_resample_means(x, d), bootstrap_long_run_sd(x, d)
+    p = config_null_stats(x.mean(axis=1), omega, c, 200).p_value
     assert p[0] == pytest.approx(1 / 100)
     assert (p > 0).all()
-    constant = config_null_stats(np.zeros(1), np.zeros((1, 99)), 200)
+    constant = config_null_stats(np.zeros(1), np.zeros(1), np.zeros((1, 99)), 200)
     assert math.isnan(constant.p_value[0]) and math.isnan(constant.t_stat[0])
 
 
@@ -146,17 +148,22 @@ def _panel(edge: float, seed: int) -> np.ndarray:
 
 def _ours(e: np.ndarray, reps: int, block: int) -> tuple[float, float, list[int], np.ndarray]:
     d = draws(e.shape[1], block, reps, "circular", seed=11)
-    c = centred_resample_means(e, d)
+    c, omega = centred_resample_means(e, d), bootstrap_long_run_sd(e, d)
     mean, sd = e.mean(axis=1), e.std(axis=1, ddof=1)
     idx = np.arange(e.shape[0])
     parts = [
         summarize_null(
-            idx[lo : lo + 37], mean[lo : lo + 37], sd[lo : lo + 37], c[lo : lo + 37], e.shape[1], 32
+            idx[lo : lo + 37],
+            mean[lo : lo + 37],
+            sd[lo : lo + 37],
+            omega[lo : lo + 37],
+            c[lo : lo + 37],
+            e.shape[1],
+            32,
         )
         for lo in range(0, e.shape[0], 37)
     ]
-    omega = config_null_stats(mean, c, e.shape[1]).omega
-    t = config_null_stats(mean, c, e.shape[1]).t_stat
+    t = config_null_stats(mean, omega, c, e.shape[1]).t_stat
     res = data_snooping_tests(merge_null_summaries(parts), idx, mean, t, e.shape[1])
     return res.reality_check_pvalue, res.spa_pvalue, res.stepm.rejected.tolist(), omega
 
@@ -191,17 +198,18 @@ def test_reality_check_spa_and_stepm_agree_with_arch(edge: float, seed: int) -> 
 
 
 def _studentised(e: np.ndarray, reps: int) -> tuple[np.ndarray, ...]:
-    """Panel, means, sds, centred resample means (block 10, circular) and t statistics."""
-    c = centred_resample_means(e, draws(e.shape[1], 10, reps, "circular"))
+    """Panel, means, sds, ω̂, centred resample means (block 10, circular) and t statistics."""
+    d = draws(e.shape[1], 10, reps, "circular")
+    c, omega = centred_resample_means(e, d), bootstrap_long_run_sd(e, d)
     mean, sd = e.mean(axis=1), e.std(axis=1, ddof=1)
-    return e, mean, sd, c, config_null_stats(mean, c, e.shape[1]).t_stat
+    return e, mean, sd, omega, c, config_null_stats(mean, omega, c, e.shape[1]).t_stat
 
 
 def test_stepm_with_a_short_top_list_is_conservative() -> None:
-    e, mean, sd, c, t = _studentised(_panel(0.0015, 4), 300)
+    e, mean, sd, omega, c, t = _studentised(_panel(0.0015, 4), 300)
     idx = np.arange(e.shape[0])
-    full = summarize_null(idx, mean, sd, c, e.shape[1], 200)
-    short = summarize_null(idx, mean, sd, c, e.shape[1], 2)
+    full = summarize_null(idx, mean, sd, omega, c, e.shape[1], 200)
+    short = summarize_null(idx, mean, sd, omega, c, e.shape[1], 2)
     exact = stepm(full, idx, t)
     bounded = stepm(short, idx, t)
     assert exact.exact and set(exact.rejected.tolist()) == {0, 1, 2, 3, 4}
@@ -210,8 +218,8 @@ def test_stepm_with_a_short_top_list_is_conservative() -> None:
 
 
 def test_winner_pvalue_is_the_spa_pvalue_for_the_best_config() -> None:
-    e, mean, sd, c, t = _studentised(_panel(0.0006, 5), 200)
-    s = summarize_null(np.arange(200), mean, sd, c, e.shape[1], 8)
+    e, mean, sd, omega, c, t = _studentised(_panel(0.0006, 5), 200)
+    s = summarize_null(np.arange(200), mean, sd, omega, c, e.shape[1], 8)
     res = data_snooping_tests(s, np.arange(200), mean, t, e.shape[1])
     assert sweep_wide_pvalue(s, float(np.nanmax(t))) == res.spa_pvalue
     assert res.best_index == int(np.nanargmax(t))

@@ -16,6 +16,7 @@ EXPECTED = {
     "StatsInputError",
     "StepMResult",
     "centred_resample_means",
+    "bootstrap_long_run_sd",
     "config_null_stats",
     "consistent_threshold",
     "data_snooping_tests",

@@ -18,6 +18,7 @@ from stats import (
     NullSummary,
     StatsInputError,
     block_starts_and_lengths,
+    bootstrap_long_run_sd,
     centred_resample_means,
     config_null_stats,
     consistent_threshold,
@@ -50,24 +51,25 @@ def _panel(m: int, n: int, edges: np.ndarray, seed: int, rho: float = 0.5) -> np
 
 
 def _null(e: np.ndarray, reps: int, seed: int) -> tuple[np.ndarray, ...]:
-    """Means, sds, centred resample means and t of a panel."""
-    c = centred_resample_means(e, _draws(e.shape[1], reps, seed))
+    """Means, sds, ω̂, centred resample means and t of a panel."""
+    d = _draws(e.shape[1], reps, seed)
+    c, omega = centred_resample_means(e, d), bootstrap_long_run_sd(e, d)
     mean, sd = e.mean(axis=1), e.std(axis=1, ddof=1)
-    return mean, sd, c, config_null_stats(mean, c, e.shape[1]).t_stat
+    return mean, sd, omega, c, config_null_stats(mean, omega, c, e.shape[1]).t_stat
 
 
 def _summary(e: np.ndarray, reps: int, top_k: int, seed: int = 3) -> tuple[NullSummary, np.ndarray]:
-    mean, sd, c, t = _null(e, reps, seed)
+    mean, sd, omega, c, t = _null(e, reps, seed)
     idx = np.arange(e.shape[0], dtype=np.int64)
-    return summarize_null(idx, mean, sd, c, e.shape[1], top_k), t
+    return summarize_null(idx, mean, sd, omega, c, e.shape[1], top_k), t
 
 
 # --- the brute force: the paper's algorithm over the full null matrix ---------------------
 def _null_matrix(e: np.ndarray, reps: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """``s_jb`` written out from the module docstring of stats._data_snooping, and ``t``."""
     n = e.shape[1]
-    mean, _, c, _ = _null(e, reps, seed)
-    stats = config_null_stats(mean, c, n)
+    mean, _, omega, c, _ = _null(e, reps, seed)
+    stats = config_null_stats(mean, omega, c, n)
     shift = np.where(stats.t_stat < consistent_threshold(n), mean, 0.0)
     s = math.sqrt(n) * (c + shift[:, None]) / stats.omega[:, None]
     return s, stats.t_stat
@@ -135,7 +137,7 @@ def test_fdp_stepm_equals_the_brute_force(seed: int) -> None:
         assert res.counts[-1] == res.rejected.size and len(res.counts) == res.k
 
 
-@pytest.mark.parametrize("seed", [1, 3])
+@pytest.mark.parametrize("seed", [5, 11])  # panels that take two rounds of rejections
 def test_k1_is_stepm_for_any_top_list(seed: int) -> None:
     edges = np.zeros(40)
     edges[:20] = np.random.default_rng(seed).uniform(0.03, 0.2, 20)
@@ -172,12 +174,12 @@ def test_merged_parts_give_the_whole_sweeps_answer() -> None:
     edges = np.zeros(120)
     edges[::10] = 0.08
     e = _panel(120, 800, edges, 11)
-    mean, sd, c, t = _null(e, 150, 5)
+    mean, sd, omega, c, t = _null(e, 150, 5)
     idx = np.arange(1000, 1120, dtype=np.int64)
-    whole = summarize_null(idx, mean, sd, c, 800, 16)
+    whole = summarize_null(idx, mean, sd, omega, c, 800, 16)
     cuts = [0, 7, 50, 51, 120]
     parts = [
-        summarize_null(idx[a:b], mean[a:b], sd[a:b], c[a:b], 800, 16)
+        summarize_null(idx[a:b], mean[a:b], sd[a:b], omega[a:b], c[a:b], 800, 16)
         for a, b in itertools.pairwise(cuts)
     ]
     merged = merge_null_summaries(parts[::-1])
@@ -270,9 +272,8 @@ def test_k1_agrees_with_arch_stepm() -> None:
     edges = np.zeros(150)
     edges[:4] = [0.12, 0.11, 0.1, 0.1]  # far from the noise: the sets do not hang on draws
     e = _panel(150, 2000, edges, 21, rho=0.6)
-    mean, sd, c, t = _null(e, 2000, 11)
-    omega = config_null_stats(mean, c, 2000).omega
-    summary = summarize_null(np.arange(150), mean, sd, c, 2000, 32)
+    mean, sd, omega, c, t = _null(e, 2000, 11)
+    summary = summarize_null(np.arange(150), mean, sd, omega, c, 2000, 32)
     ours = k_stepm(summary, np.arange(150), t, 1).rejected.tolist()
     zeros = np.zeros(2000)
     scaled = -(e / omega[:, None]).T

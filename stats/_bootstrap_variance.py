@@ -1,0 +1,164 @@
+"""The block bootstrap's own variance of a mean, in closed form (its value as ``B → ∞``).
+
+The sweep-wide tests studentise every config by ``ω̂_k``, the long-run standard deviation of
+its excess returns. Estimated from the test's own ``B`` replications (``ω̂² = n B⁻¹ Σ_b c²``),
+``ω̂`` carries Monte-Carlo noise and is tied to the very replications it scales: every row of
+the studentised null then has a root mean square of exactly 1, which thins the tail of the
+sweep-wide maximum, and the test over-rejects on large, weakly correlated grids (measured:
+about 8% at a 5% level on 400 pure-noise configs, B = 200; 5.4% with the closed form below).
+The variance the bootstrap estimates is known exactly for both block laws the engine draws,
+so ``ω̂`` is computed from it instead: no noise, no dependence on the draws' seed, and the
+same value the Monte-Carlo estimate tends to.
+
+* **Circular blocks** of length ``l`` (Politis and Romano 1992), ``k = ⌈n / l⌉`` blocks per
+  resample, the last of length ``r = n - (k - 1) l``. Blocks are independent, each starting
+  anywhere on the circle, and a block's sum has mean ``len · ē`` exactly, so
+
+  ``ω̂² = n Var*(ē*) = [(k - 1) V_l + V_r] / n``,  ``V_len = n⁻¹ Σ_s (S_s^len - len · ē)²``,
+
+  with ``S_s^len`` the sum of ``len`` periods from ``s``, wrapping (all ``n`` starts). With
+  ``l`` dividing ``n`` this is the Bartlett-weighted sum of circular autocovariances
+  ``Ĉ(0) + 2 Σ_{h<l} (1 - h/l) Ĉ(h)``.
+* **Stationary blocks** of geometric length with mean ``1/p`` (Politis and Romano 1994,
+  Lemma 1): ``ω̂² = Ĉ(0) + 2 Σ_{h=1}^{n-1} b(h) Ĉ(h)`` with ``b(h) = (1 - h/n)(1 - p)^h +
+  (h/n)(1 - p)^{n-h}`` and ``Ĉ`` the ordinary autocovariances; folding ``h → n - h`` gives
+  ``Ĉ_c(0) + 2 Σ_h (1 - h/n)(1 - p)^h Ĉ_c(h)`` over the circular autocovariances ``Ĉ_c``,
+  the form computed here. Lags stop where ``(1 - p)^{h} / p`` falls below ``2⁻⁵³``: the rest
+  of the sum is below one rounding of ``Ĉ_c(0)``.
+
+Both were checked against 400,000 Monte-Carlo replications of
+:func:`stats.centred_resample_means` (ratios within 0.6% for iid, MA(5) and random-walk series;
+``tests/stats/test_bootstrap_variance.py`` repeats the check at a smaller size). Every row is
+reduced by sequential sums of its own values only, so a config's ``ω̂`` is bitwise the same in
+any batch and on any machine (invariant 1).
+
+References
+----------
+.. [1] Politis, D. N. and Romano, J. P. (1992). "A circular block-resampling procedure for
+   stationary data". In Exploring the Limits of Bootstrap, 263-270. Wiley.
+.. [2] Politis, D. N. and Romano, J. P. (1994). "The stationary bootstrap". Journal of the
+   American Statistical Association 89(428), 1303-1313 (Lemma 1).
+.. [3] Hansen, P. R. (2005). "A test for superior predictive ability". Journal of Business &
+   Economic Statistics 23(4), 365-380 (Sec. 2.3: ``ω̂`` as the bootstrap variance).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+from stats._data_snooping import ResampleDraws
+from stats._fixed_math import log_scalar
+from stats._validation import input_error
+
+FloatArray = NDArray[np.float64]
+
+#: Relative size below which the stationary law's remaining lags are dropped (one rounding).
+_LAG_TAIL = 2.0**-53
+
+
+@numba.njit(cache=True, nogil=True)
+def _demeaned(row, d):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Write ``row - mean(row)`` into ``d`` (sequential sum)."""
+    n = row.shape[0]
+    s = 0.0
+    for t in range(n):
+        s += row[t]
+    mu = s / n
+    for t in range(n):
+        d[t] = row[t] - mu
+
+
+@numba.njit(cache=True, nogil=True)
+def _circular_variance(x, length, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """``out[i]``: ``[(k - 1) V_l + V_r] / n`` of row ``i`` (module docstring)."""
+    m, n = x.shape
+    k = (n + length - 1) // length
+    last = n - (k - 1) * length
+    d = np.empty(n)
+    prefix = np.empty(2 * n + 1)
+    for i in range(m):
+        _demeaned(x[i], d)
+        prefix[0] = 0.0
+        for t in range(2 * n):
+            prefix[t + 1] = prefix[t] + d[t % n]
+        full = 0.0
+        tail = 0.0
+        for s in range(n):
+            a = prefix[s + length] - prefix[s]
+            b = prefix[s + last] - prefix[s]
+            full += a * a
+            tail += b * b
+        out[i] = ((k - 1) * full + tail) / n / n
+
+
+@numba.njit(cache=True, nogil=True)
+def _stationary_variance(x, rho, max_lag, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """``out[i]``: ``Ĉ_c(0) + 2 Σ_{h ≤ max_lag} (1 - h/n) ρ^h Ĉ_c(h)`` of row ``i``."""
+    m, n = x.shape
+    d = np.empty(n)
+    for i in range(m):
+        _demeaned(x[i], d)
+        total = 0.0
+        for t in range(n):
+            total += d[t] * d[t]
+        weight = 1.0
+        for h in range(1, max_lag + 1):
+            weight *= rho
+            acc = 0.0
+            for t in range(n - h):
+                acc += d[t] * d[t + h]
+            for t in range(n - h, n):
+                acc += d[t] * d[t + h - n]
+            total += 2.0 * (1.0 - h / n) * weight * acc
+        out[i] = total / n
+
+
+def stationary_max_lag(n_obs: int, mean_length: float) -> int:
+    """Last lag the stationary law's variance sums: where ``(1 - p)^{h+1} / p < 2⁻⁵³``."""
+    if mean_length <= 1.0:
+        return 0
+    rho = 1.0 - 1.0 / mean_length
+    lags = (log_scalar(_LAG_TAIL) - log_scalar(mean_length)) / log_scalar(rho)
+    return min(n_obs - 1, max(0, math.ceil(lags)))
+
+
+def bootstrap_long_run_sd(excess: FloatArray, draws: ResampleDraws) -> FloatArray:
+    """Each config's ``ω̂_k``: the standard deviation the draws' block law gives ``√n ē*``.
+
+    Parameters
+    ----------
+    excess : ndarray of float64, shape (m, n_obs)
+        Excess returns, one config per row.
+    draws : ResampleDraws
+        The sweep's shared draws: their law (circular blocks of ``fixed_length``, or
+        stationary blocks of mean ``mean_length``) is used, not their values.
+
+    Returns
+    -------
+    ndarray of float64, shape (m,)
+        ``ω̂_k`` per period, the exact ``B → ∞`` value of ``sqrt(n B⁻¹ Σ_b c_kb²)``
+        (module docstring); 0 for a constant row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[1.0, -1.0] * 50])
+    >>> d = ResampleDraws(100, np.zeros((100, 1), np.int32), np.ones((100, 1), np.int32), 1)
+    >>> float(bootstrap_long_run_sd(x, d)[0])  # iid blocks: the plain sd (ddof=0)
+    1.0
+    """
+    x = np.ascontiguousarray(excess, dtype=np.float64)
+    n = draws.n_obs
+    if x.ndim != 2 or x.shape[1] != n:
+        raise input_error(f"excess: expected shape (configs, {n}), got {np.shape(excess)}")
+    out = np.empty(x.shape[0])
+    if draws.mean_length > 0:
+        rho = 1.0 - 1.0 / draws.mean_length
+        _stationary_variance(x, rho, stationary_max_lag(n, draws.mean_length), out)
+    else:
+        _circular_variance(x, draws.fixed_length or n, out)
+    return np.sqrt(np.maximum(out, 0.0))
