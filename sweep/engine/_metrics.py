@@ -143,9 +143,10 @@ def config_metrics(
         ``sharpe_ann``, ``skew``, ``kurtosis`` (RAW, normal = 3) of the returns;
         ``total_return``, ``max_drawdown``, ``turnover`` (mean one-way turnover per period
         times periods per year), ``n_trades``; the same moments of the excess returns
-        (``excess_*``); ``omega`` (the draws' exact long-run sd, :func:`stats.bootstrap_long_run_sd`),
-        ``t_stat`` and ``p_value`` from the joint resamples (:func:`stats.config_null_stats`;
-        NaN when reps = 0); ``blk_n`` and the per-block
+        (``excess_*``); ``omega`` (the draws' exact long-run sd,
+        :func:`stats.bootstrap_long_run_sd`), ``t_stat`` and ``p_value`` from the joint
+        resamples (:func:`stats.config_null_stats`; NaN when reps = 0); ``blk_n`` and the
+        per-block
         ``blk_sum_XX`` / ``blk_sumsq_XX`` of the excess returns (for PBO).
 
     Notes
