@@ -39,7 +39,9 @@ def _circular_autocov(x: np.ndarray) -> np.ndarray:
     return np.array([np.dot(d, np.roll(d, -h)) for h in range(d.size)]) / d.size
 
 
-@pytest.mark.parametrize(("method", "block"), [("circular", 7), ("circular", 10), ("stationary", 6)])
+@pytest.mark.parametrize(
+    ("method", "block"), [("circular", 7), ("circular", 10), ("stationary", 6)]
+)
 def test_it_is_the_limit_of_the_monte_carlo_variance(method: str, block: int) -> None:
     """n B⁻¹ Σ_b c_kb² over 60,000 replications lands within 4 standard errors of ``ω̂²``."""
     n, reps = 211, 60_000  # 211 = 30 blocks of 7 and one of 1; 21 of 10 and one of 1
