@@ -252,13 +252,22 @@ def test_a_config_held_twice_with_different_rows_is_a_conflict_never_served(
     genuine = next(
         p
         for p in part_files(run)
-        if set(pq.read_table(p, columns=["grid_index"]).column(0).to_pylist()) == forged_index
+        if p != forged
+        and set(pq.read_table(p, columns=["grid_index"]).column(0).to_pylist()) == forged_index
     )
 
     code, out, err = run_main(monkeypatch, capsys, "verify", run)
     assert code == 1, out + err
     bad = sorted(line for line in err.splitlines() if line.startswith("BAD PART"))
-    assert len(bad) == 2 and all(": conflict: 20 of its configs are also in" in b for b in bad)
+    # Rows the two seeds give identically (same strategy output and bootstrap p-value) are an
+    # identical repeat, not a conflict: count the ones that differ.
+    forged_rows, genuine_rows = (
+        pq.read_table(p).sort_by("grid_index").to_pylist() for p in (forged, genuine)
+    )
+    differ = sum(f != g for f, g in zip(forged_rows, genuine_rows, strict=True))
+    assert 0 < differ <= 20
+    message = f": conflict: {differ} of its configs are also in"
+    assert len(bad) == 2 and all(message in b for b in bad), bad
     assert f"parts/{forged.name}" in " ".join(bad) and f"parts/{genuine.name}" in " ".join(bad)
     assert "table hash" not in out
 
