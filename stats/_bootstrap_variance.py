@@ -52,7 +52,6 @@ from numpy.typing import NDArray
 
 from stats._data_snooping import ResampleDraws
 from stats._fixed_math import log_scalar
-from stats._validation import input_error
 
 FloatArray = NDArray[np.float64]
 
@@ -151,10 +150,8 @@ def bootstrap_long_run_sd(excess: FloatArray, draws: ResampleDraws) -> FloatArra
     >>> float(bootstrap_long_run_sd(x, d)[0])  # iid blocks: the plain sd (ddof=0)
     1.0
     """
-    x = np.ascontiguousarray(excess, dtype=np.float64)
+    x = draws.config_rows(excess)
     n = draws.n_obs
-    if x.ndim != 2 or x.shape[1] != n:
-        raise input_error(f"excess: expected shape (configs, {n}), got {np.shape(excess)}")
     out = np.empty(x.shape[0])
     if draws.mean_length > 0:
         rho = 1.0 - 1.0 / draws.mean_length

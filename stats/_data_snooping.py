@@ -75,6 +75,15 @@ class ResampleDraws:
         """Number of replications ``B``."""
         return int(self.starts.shape[1])
 
+    def config_rows(self, excess: FloatArray) -> FloatArray:
+        """``excess`` as a contiguous float64 array of shape (configs, n_obs), else refused."""
+        x = np.ascontiguousarray(excess, dtype=np.float64)
+        if x.ndim != 2 or x.shape[1] != self.n_obs:
+            raise input_error(
+                f"excess: expected shape (configs, {self.n_obs}), got {np.shape(excess)}"
+            )
+        return x
+
     @classmethod
     def from_blocks(
         cls,
@@ -207,11 +216,7 @@ def centred_resample_means(excess: FloatArray, draws: ResampleDraws) -> FloatArr
     table of the row's block sums, one gather per block. Eight rows share each pass over the
     draws.
     """
-    x = np.ascontiguousarray(excess, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] != draws.n_obs:
-        raise input_error(
-            f"excess: expected shape (configs, {draws.n_obs}), got {np.shape(excess)}"
-        )
+    x = draws.config_rows(excess)
     out = np.empty((x.shape[0], draws.reps))
     _centred_means(x, draws.starts, draws.ends, draws.fixed_length, out)
     return out
