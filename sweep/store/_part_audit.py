@@ -72,7 +72,7 @@ def audit_part(store: RunStore, name: str, *, rehash: bool) -> PartAudit:
     return PartAudit(check, positions, schema, fresh)
 
 
-def audit_parts(location: str, names: list[str], *, rehash: bool) -> list[PartAudit]:
+def audit_parts(location: str, names: list[str], rehash: bool) -> list[PartAudit]:
     """:func:`audit_part` of each of ``names`` in a folder opened here (a Ray task's body)."""
     store = RunStore(location)
     store.load_manifest()
