@@ -542,11 +542,26 @@ def _driver_text(lock: LockInfo | None) -> str:
 
 @app.command()
 @_interruptible
-def verify(run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")]) -> None:
-    """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch)."""
+def verify(
+    run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            envvar="RAY_ADDRESS",
+            help="Ray cluster to join: each part is checked and re-hashed there, as tasks over "
+            "groups of parts (the folder must be reachable from every node: a URI or a shared "
+            "path). Default: here, one part at a time.",
+        ),
+    ] = None,
+) -> None:
+    """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch).
+
+    Parts are read one at a time (or as Ray tasks with --address); the output is the same.
+    """
     from sweep.runner._status import verify_run
 
-    verification = verify_run(run_dir)
+    verification = verify_run(run_dir, address=address)
     for part in verification.bad_parts:
         _say(err, f"BAD PART parts/{part.name}: {part.reason}")
     for part in verification.bad_telemetry:
@@ -676,7 +691,15 @@ def _folds_text(run_dir: str, frame: pd.DataFrame) -> str:
 @_interruptible
 def results(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
-    top: Annotated[int | None, typer.Option("--top", min=1, help="Only the best K rows.")] = None,
+    top: Annotated[
+        int | None,
+        typer.Option(
+            "--top",
+            min=1,
+            help="Only the best K rows: the parts are streamed, keeping the best K (without "
+            "--top every row is read into one table).",
+        ),
+    ] = None,
     sort: Annotated[
         str, typer.Option("--sort", help="Metric to sort by (descending).")
     ] = "excess_sharpe_ann",
@@ -695,6 +718,15 @@ def results(
         bool, typer.Option("--folds", help="The validation folds instead: each fold's choice.")
     ] = False,
     allow_import: AllowImportOpt = None,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            envvar="RAY_ADDRESS",
+            help="Ray cluster to join: with --top, the best K of groups of parts are found "
+            "there, as tasks (the folder must be reachable from every node).",
+        ),
+    ] = None,
 ) -> None:
     """Print or export a run folder's results (the table view rounds; csv/json/parquet do not)."""
     from sweep.report._oos_selection import fold_table
@@ -707,7 +739,7 @@ def results(
     if folds:
         frame = fold_table(run_dir, tuple(allow_import or ()))
     else:
-        frame, notes = results_frame(run_dir, sort, top)
+        frame, notes = results_frame(run_dir, sort, top, address=address)
         for note in notes:
             _say(err, f"note: {note}")
         if fmt is OutputFormat.table:

@@ -15,15 +15,24 @@ from datetime import UTC, datetime
 import pandas as pd
 import pyarrow.compute as pc
 
+from sweep.common._range_set import RangeSet
 from sweep.common._serial import JSONRecord
-from sweep.errors import SweepError, close_matches
+from sweep.errors import RunFolderError, SweepError, close_matches
+from sweep.executors._part_tasks import map_part_groups, worker_location
 from sweep.plan._eta import eta
 from sweep.store._null_summary import merged_summary, summary_digest
-from sweep.store._part_environment import EnvironmentUse, environment_uses
+from sweep.store._part_audit import audit_part, audit_parts, audited_hash
+from sweep.store._part_environment import (
+    EnvironmentUse,
+    environment_of,
+    environment_uses,
+    group_environments,
+)
 from sweep.store._record import LockInfo, PartInfo, Session
-from sweep.store._results import results_digest, results_hash, results_table
+from sweep.store._results import results_hash, results_table
 from sweep.store._run_store import RunRecord, RunStore, read_run
 from sweep.store._table_hash import TABLE_HASH_V1
+from sweep.store._top_rows import best_of_parts, top_rows
 
 
 def failed_count(store: RunStore, parts: list[str]) -> int:
@@ -266,48 +275,94 @@ class Verification(JSONRecord):
     digest_mismatches: tuple[str, ...] = ()
 
 
-def verify_run(run_dir: str | os.PathLike[str]) -> Verification:
-    """Check every part and telemetry file against the manifest.
+def verify_run(run_dir: str | os.PathLike[str], *, address: str | None = None) -> Verification:
+    """Check every part and telemetry file against the manifest, a part at a time.
+
+    Parameters
+    ----------
+    run_dir : str or path
+        The run folder.
+    address : str, optional
+        A Ray cluster: each part's checks (its bytes' sha256, its contents, its footer,
+        its rows hashed again) run there as tasks over groups of parts
+        (:mod:`sweep.executors._part_tasks`); default: here, one part after another.
 
     Returns
     -------
     Verification
         The good and bad parts, bad telemetry, done configs, and the table and null-summary
-        hashes when complete. A v2 table hash is recomputed from every part's rows (a
-        record batch at a time), not added up from the digests the parts carry; a part whose
-        digest disagrees is named in ``digest_mismatches``.
+        hashes when complete; the same wherever the parts were checked. A v2 table hash is
+        recomputed from every part's rows (a record batch at a time), not added up from the
+        digests the parts carry; a part whose digest disagrees is named in
+        ``digest_mismatches``. What is held at once is one
+        :class:`sweep.store._part_audit.PartAudit` per part (its ranges, footer and digest),
+        never the rows or the config ids of the run.
     """
-    run = read_run(run_dir)
-    good, bad = run.good, run.bad
-    done = run.done()
-    complete = not bad and done == run.total
-    summary = merged_summary(run.store.read_part_schema(n) for n in good) if complete else None
-    version = run.manifest.hash_version
+    store = RunStore(run_dir)
+    manifest = store.load_manifest()
+    store.expectations()  # the manifest agrees with itself, or the folder is refused
+    version = manifest.hash_version
+    rehash = version != TABLE_HASH_V1
+    names = store.part_names()
+    if address is None:
+        audits = [audit_part(store, name, rehash=rehash) for name in names]
+    else:
+        groups = map_part_groups(
+            audit_parts, worker_location(store), names, (rehash,), address=address
+        )
+        audits = [audit for group in groups for audit in group]
+    checks = store.judge_conflicts([(a.check, a.positions) for a in audits])
+    passed = {c.name for c in checks if c.ok}
+    good_audits = sorted((a for a in audits if a.check.name in passed), key=lambda a: a.check.name)
+    good = [a.check.name for a in good_audits]
+    bad = [c for c in sorted(checks, key=lambda c: c.name) if not c.ok]
+    done = len(RangeSet.union_all(a.positions for a in good_audits if a.positions)) if good else 0
+    total = manifest.grid.size
+    complete = not bad and done == total
+    schemas = [a.schema for a in good_audits if a.schema is not None]
+    summary = merged_summary(schemas) if complete else None
     table_hash: str | None = None
     mismatches: tuple[str, ...] = ()
     if complete and version == TABLE_HASH_V1:
         table_hash = results_hash(run_dir, good)
     elif complete:
-        found = results_digest(run_dir, good, recompute=True)
+        found = audited_hash(store, good_audits, total)
         table_hash, mismatches = found.digest, found.mismatched
     return Verification(
         good_parts=len(good),
         bad_parts=bad,
-        bad_telemetry=[c for c in run.store.check_telemetry() if not c.ok],
+        bad_telemetry=[c for c in store.check_telemetry() if not c.ok],
         done=done,
-        total=run.total,
+        total=total,
         table_hash=table_hash,
         null_summary_hash=summary_digest(summary) if summary is not None else None,
-        environments=environment_uses(run.store, run.parts),
+        environments=group_environments(
+            (environment_of(a.schema), a.check.rows) for a in good_audits if a.schema is not None
+        ),
         table_hash_version=version,
         digest_mismatches=mismatches,
     )
 
 
 def results_frame(
-    run_dir: str | os.PathLike[str], sort: str, top: int | None
+    run_dir: str | os.PathLike[str], sort: str, top: int | None, *, address: str | None = None
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Results sorted by a metric (descending, NaN last), optionally the top ``top`` rows.
+    """Results sorted by a metric (descending, NaN last, ties by ``config_id``).
+
+    Parameters
+    ----------
+    run_dir : str or path
+        The run folder.
+    sort : str
+        The metric.
+    top : int, optional
+        Only the best ``top`` rows: the parts are read one at a time (``config_id`` and the
+        metric), keeping the best ``top`` (:mod:`sweep.store._top_rows`), and only those
+        rows are read whole; the table is never built. Without it every row is read into
+        one table.
+    address : str, optional
+        With ``top``: a Ray cluster where the best rows of groups of parts are found, as
+        tasks (:mod:`sweep.executors._part_tasks`); the result is the same.
 
     Returns
     -------
@@ -317,22 +372,48 @@ def results_frame(
         What a reader must know: parts left out, configs not done yet.
     """
     run = read_run(run_dir)
-    total, good, bad = run.total, run.good, run.bad
-    frame: pd.DataFrame = results_table(run_dir, good).to_pandas()
-    notes = [
-        f"part {b.name} is left out ({b.reason}); `sweep resume` recomputes its configs"
-        for b in bad
-    ]
-    if len(frame) < total:
-        notes.append(
-            f"the results cover {len(frame):,} of {total:,} configs "
-            f"({total - len(frame):,} not done yet); continue with: sweep resume {run_dir}"
-        )
-    if sort not in frame.columns:
+    if top is not None:
+        return _top_frame(run, sort, top, address), _notes(run, run.done())
+    frame: pd.DataFrame = results_table(run_dir, run.good).to_pandas()
+    _check_sort(sort, list(frame.columns))
+    frame = frame.sort_values(sort, ascending=False, na_position="last", kind="stable")
+    return frame, _notes(run, len(frame))
+
+
+def _top_frame(run: RunRecord, sort: str, top: int, address: str | None) -> pd.DataFrame:
+    """The best ``top`` rows, the parts streamed (see :func:`results_frame`)."""
+    good = run.good
+    if not good:
+        raise RunFolderError(f"run folder {run.store.location!r} has no results yet")
+    _check_sort(sort, run.store.read_part_schema(good[0]).names)
+    if address is None:
+        candidates = [best_of_parts(run.store.location, good, sort, top)]
+    else:
+        location = worker_location(run.store)
+        candidates = map_part_groups(best_of_parts, location, good, (sort, top), address=address)
+    table = top_rows(run.store, [c for c in candidates if c.num_rows], sort, top)
+    frame: pd.DataFrame = table.to_pandas()
+    return frame
+
+
+def _check_sort(sort: str, columns: list[str]) -> None:
+    if sort not in columns:
         raise SweepError(
             f"--sort: unknown column {sort!r}; choose from "
-            f"{[c for c in frame.columns if not c.startswith('blk_')]}."
-            + close_matches(sort, frame.columns)
+            f"{[c for c in columns if not c.startswith('blk_')]}." + close_matches(sort, columns)
         )
-    frame = frame.sort_values(sort, ascending=False, na_position="last", kind="stable")
-    return (frame.head(top) if top else frame), notes
+
+
+def _notes(run: RunRecord, rows: int) -> list[str]:
+    """Parts left out and configs not done yet, for a reader of the results."""
+    total, run_dir = run.total, run.store.location
+    notes = [
+        f"part {b.name} is left out ({b.reason}); `sweep resume` recomputes its configs"
+        for b in run.bad
+    ]
+    if rows < total:
+        notes.append(
+            f"the results cover {rows:,} of {total:,} configs "
+            f"({total - rows:,} not done yet); continue with: sweep resume {run_dir}"
+        )
+    return notes

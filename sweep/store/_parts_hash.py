@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from sweep.common._range_set import RangeSet
 from sweep.errors import RunFolderError
+from sweep.store._repeats import overlaps
 from sweep.store._row_set_hash import (
     BLOCK,
     ROWS_AT_ONCE,
@@ -108,20 +109,6 @@ def _usable(stored: PartDigest | None, positions: RangeSet, total: int) -> bool:
     return same and stored.blocks == blocks and stored.rows == len(positions) == held + partial
 
 
-def overlaps(sets: list[RangeSet]) -> RangeSet:
-    """Positions that two or more of ``sets`` hold."""
-    if len(sets) < 2:
-        return RangeSet.empty()
-    starts = np.concatenate([s.starts for s in sets])
-    stops = np.concatenate([s.stops for s in sets])
-    where = np.concatenate((starts, stops))
-    step = np.concatenate((np.ones_like(starts), -np.ones_like(stops)))
-    order = np.lexsort((step, where))  # at one position, ends before starts: [a,b) [b,c) meet
-    where, cover = where[order], np.cumsum(step[order])
-    double = np.flatnonzero(cover[:-1] >= 2)
-    return RangeSet(where[double], where[double + 1])
-
-
 @dataclass
 class _Sum:
     """The running v2 sum: lanes (unreduced), distinct rows, non-empty blocks."""
@@ -178,10 +165,22 @@ def parts_hash(
             mismatched.append(name)
         entries.append((name, positions, fresh))
     assert schema is not None
+    return PartsHash(combined_hash(store, entries, total, schema), tuple(mismatched), recomputed)
+
+
+def combined_hash(
+    store: RunStore,
+    entries: list[tuple[str, RangeSet, PartDigest]],
+    total: int,
+    schema: pa.Schema,
+) -> str:
+    """The v2 hash of parts whose digests are known: ``(name, positions, digest)`` each.
+
+    ``schema`` is the parts' schema without metadata. Overlapping parts' blocks are read
+    again from their rows (:func:`_combine`).
+    """
     found = _combine(store, entries, total)
-    return PartsHash(
-        final_hash(schema, found.rows, found.blocks, found.lanes), tuple(mismatched), recomputed
-    )
+    return final_hash(schema, found.rows, found.blocks, found.lanes)
 
 
 def _combine(store: RunStore, entries: list[tuple[str, RangeSet, PartDigest]], total: int) -> _Sum:

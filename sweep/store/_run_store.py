@@ -77,6 +77,7 @@ from sweep.store._record import (
     TaskTelemetry,
     format_for,
 )
+from sweep.store._repeats import overlaps, repeated_ids
 from sweep.store._row_set_hash import DIGEST_KEY, with_part_digest
 from sweep.store._table_hash import CURRENT_TABLE_HASH, row_digests
 
@@ -669,10 +670,14 @@ class RunStore:
         columns are the run's, and its ``grid_index`` values are in the grid and not
         repeated. :meth:`verify_parts` also compares the parts with each other.
         """
-        return self._inspect_part(name)[0]
+        return self.inspect_part(name)[0]
 
-    def _inspect_part(self, name: str) -> tuple[PartCheck, _PartKeys | None]:
-        """:meth:`check_part`, and the keys of a good part (for :func:`_with_conflicts`)."""
+    def inspect_part(self, name: str) -> tuple[PartCheck, RangeSet | None]:
+        """:meth:`check_part`, and the grid positions of a good part (None for a bad one).
+
+        One part's keys are in memory at a time; what is kept is its positions as ranges,
+        which :meth:`judge_conflicts` compares across parts.
+        """
         expect = self.expectations()
         try:
             handle, size = open_regular(self.fs, self.fs.join(PARTS, name))
@@ -721,8 +726,32 @@ class RunStore:
         can be trusted over the other, so both parts fail (their configs count as not
         done; ``resume`` sets them aside and recomputes them). Identical copies are fine.
         """
-        found = [self._inspect_part(n) for n in self.part_names()]
+        return self.judge_conflicts([self.inspect_part(n) for n in self.part_names()])
+
+    def judge_conflicts(self, found: list[tuple[PartCheck, RangeSet | None]]) -> list[PartCheck]:
+        """The checks of :meth:`inspect_part`, with the good parts in conflict failed.
+
+        Parameters
+        ----------
+        found : list of (PartCheck, RangeSet or None)
+            Every part's check and, for a good part, its grid positions (in the order the
+            parts are listed).
+
+        Returns
+        -------
+        list of PartCheck
+            In the same order; see :meth:`verify_parts`. Memory is bounded by the parts'
+            ranges and the repeated keys (:mod:`sweep.store._repeats`), never every key.
+        """
         return _with_conflicts(self, found)
+
+    def part_column_batches(self, name: str, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
+        """A part's columns (or every column), a record batch of at most 8,192 rows at a time."""
+        filesystem, _ = self.fs.arrow()
+        with filesystem.open_input_file(self.fs.join(PARTS, name)) as handle:
+            yield from pq.ParquetFile(handle).iter_batches(
+                batch_size=8192, columns=columns, use_threads=False
+            )
 
     def good_parts(self) -> tuple[list[str], list[PartCheck]]:
         """Names of the parts that pass :meth:`verify_parts`, and the checks that failed."""
@@ -947,14 +976,6 @@ class PartExpectations:
     max_bytes: int
 
 
-@dataclass(frozen=True)
-class _PartKeys:
-    """The keys of a good part's rows: what :func:`_with_conflicts` compares across parts."""
-
-    grid_index: NDArray[np.int64]
-    config_id: pa.Array
-
-
 def _too_large(size: int, expect: PartExpectations) -> str:
     return (
         f"too large: {size:,} bytes or more, over the {expect.max_bytes:,} a part of this "
@@ -976,7 +997,7 @@ def _hash_mismatch(handle: BinaryIO, length: int, actual: str, expected: str) ->
 
 def _check_contents(
     name: str, source: BinaryIO, expect: PartExpectations
-) -> tuple[PartCheck, _PartKeys | None]:
+) -> tuple[PartCheck, RangeSet | None]:
     """The checks of :meth:`RunStore.check_part` after the sha256 (the file just hashed)."""
     try:
         parquet = pq.ParquetFile(source)
@@ -1014,55 +1035,56 @@ def _check_contents(
         return PartCheck(name, False, "repeats a grid_index"), None
     if pc.count_distinct(ids).as_py() != len(ids):
         return PartCheck(name, False, "repeats a config_id"), None
-    return PartCheck(name, True, "ok", int(index.size)), _PartKeys(index, ids)
-
-
-def _repeated_index(arrays: list[NDArray[np.int64]]) -> NDArray[np.int64]:
-    values = np.sort(np.concatenate(arrays))
-    return np.unique(values[1:][values[1:] == values[:-1]])
-
-
-def _repeated_ids(arrays: list[pa.Array]) -> pa.Array:
-    counts = pc.value_counts(pa.chunked_array(arrays, type=pa.string()))
-    return counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+    return PartCheck(name, True, "ok", int(index.size)), RangeSet.from_positions(index)
 
 
 def _with_conflicts(
-    store: RunStore, found: list[tuple[PartCheck, _PartKeys | None]]
+    store: RunStore, found: list[tuple[PartCheck, RangeSet | None]]
 ) -> list[PartCheck]:
     """The part checks, with the good parts that hold a config in conflict failed.
 
-    Good parts are compared by their keys: a ``grid_index`` or a ``config_id`` found in
-    two of them is a repeat. Only the parts holding repeats are read again, and each
-    repeated row's canonical bytes (:func:`sweep.store._table_hash.row_digests`) compared:
-    identical copies (a batch written twice) are fine; different ones put every part that
-    holds the key in conflict.
+    Good parts are compared by their keys: a ``grid_index`` (their ranges overlap) or a
+    ``config_id`` (:func:`sweep.store._repeats.repeated_ids`) found in two of them is a
+    repeat. Only the parts holding repeats are read again, and each repeated row's
+    canonical bytes (:func:`sweep.store._table_hash.row_digests`) compared: identical copies
+    (a batch written twice) are fine; different ones put every part that holds the key in
+    conflict.
     """
-    good = [(check, keys) for check, keys in found if check.ok and keys is not None]
+    good = [(check, positions) for check, positions in found if check.ok and positions is not None]
     checks = [check for check, _ in found]
     if len(good) < 2:
         return checks
-    index = _repeated_index([keys.grid_index for _, keys in good])
-    ids = _repeated_ids([keys.config_id for _, keys in good])
-    if index.size == 0 and len(ids) == 0:
+    index = overlaps([positions for _, positions in good])
+    names = [check.name for check, _ in good]
+
+    def id_batches(name: str) -> Iterator[pa.Array]:
+        for batch in store.part_column_batches(name, ["config_id"]):
+            yield batch.column(0)
+
+    ids = repeated_ids(names, id_batches, sum(check.rows for check, _ in good))
+    if not index and len(ids) == 0:
         return checks
     holders: dict[tuple[str, object], list[tuple[str, bytes]]] = {}
-    for check, keys in good:
-        rows = np.isin(keys.grid_index, index) | pc.is_in(keys.config_id, ids).to_numpy(
-            zero_copy_only=False
-        )
-        if not rows.any():
+    for check, positions in good:
+        if not positions.intersection(index) and len(ids) == 0:
             continue
-        table = store.read_part_columns(check.name, None).filter(pa.array(rows))  # type: ignore[arg-type]
-        digests = row_digests(table)
-        for gi, cid, digest in zip(
-            table.column("grid_index").to_pylist(),
-            table.column("config_id").to_pylist(),
-            digests,
-            strict=True,
-        ):
-            holders.setdefault(("grid_index", gi), []).append((check.name, digest))
-            holders.setdefault(("config_id", cid), []).append((check.name, digest))
+        for batch in store.part_column_batches(check.name, None):
+            grid_index = np.asarray(batch.column("grid_index").to_numpy(), dtype=np.int64)
+            rows = index.contains(grid_index) | pc.is_in(batch.column("config_id"), ids).to_numpy(
+                zero_copy_only=False
+            )
+            if not rows.any():
+                continue
+            table = pa.Table.from_batches([batch.filter(pa.array(rows))])
+            digests = row_digests(table)
+            for gi, cid, digest in zip(
+                table.column("grid_index").to_pylist(),
+                table.column("config_id").to_pylist(),
+                digests,
+                strict=True,
+            ):
+                holders.setdefault(("grid_index", gi), []).append((check.name, digest))
+                holders.setdefault(("config_id", cid), []).append((check.name, digest))
     return _mark_conflicts(checks, holders)
 
 

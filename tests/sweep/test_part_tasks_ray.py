@@ -1,0 +1,134 @@
+"""verify and results --top as Ray tasks over parts: the same output as in one process."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from sweep import run_sweep, spec_from_dict
+from sweep.executors._part_tasks import map_part_groups, worker_location
+from sweep.runner._status import results_frame, verify_run
+from sweep.store._part_audit import audit_part
+from sweep.store._run_store import RunStore
+from tests.helpers import small_spec_dict
+from tests.part_task_helpers import audit_or_die_once
+
+pytestmark = pytest.mark.ray
+SWEEP = [sys.executable, "-m", "sweep"]
+#: Ray's log lines (joining a cluster): a timestamp first, with or without a bracket.
+RAY_LOG = re.compile(r"^\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("parts") / "r"
+    run_sweep(spec_from_dict(small_spec_dict()), folder, batch_size=1, progress=False)
+    return folder  # 60 parts of one config
+
+
+@pytest.fixture(scope="module")
+def address(ray_local):
+    return ray_local.get_runtime_context().gcs_address
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command's exit code, stdout and stderr, without Ray's own log lines on stderr."""
+    done = subprocess.run([*SWEEP, *args], capture_output=True, text=True, check=False)
+    kept = [line for line in done.stderr.splitlines(True) if not RAY_LOG.match(line)]
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout, "".join(kept))
+
+
+def test_verify_on_ray_gives_the_same_record(run_dir, address):
+    here = verify_run(run_dir)
+    there = verify_run(run_dir, address=address)
+    assert there.to_json() == here.to_json()
+    assert here.table_hash and here.good_parts == 60
+
+
+def test_verify_cli_prints_the_same_bytes_on_ray(run_dir, address):
+    here = _cli("verify", str(run_dir))
+    there = _cli("verify", str(run_dir), "--address", address)
+    assert here.returncode == there.returncode == 0, there.stderr
+    assert (there.stdout, there.stderr) == (here.stdout, here.stderr)
+    assert "table hash: " in here.stdout
+
+
+def test_verify_on_ray_names_a_bad_part_as_here(run_dir, address, tmp_path):
+    import shutil
+
+    copy = tmp_path / "r"
+    shutil.copytree(run_dir, copy)
+    victim = copy / "parts" / RunStore(copy).part_names()[3]
+    victim.write_bytes(victim.read_bytes()[:-10])
+    here = _cli("verify", str(copy))
+    there = _cli("verify", str(copy), "--address", address)
+    assert here.returncode == there.returncode == 1
+    assert (there.stdout, there.stderr) == (here.stdout, here.stderr)
+    assert "BAD PART" in here.stderr
+
+
+@pytest.mark.parametrize("sort", ["excess_sharpe_ann", "n_trades"])
+def test_results_top_on_ray_gives_the_same_rows(run_dir, address, sort):
+    here, notes_here = results_frame(run_dir, sort, 7)
+    there, notes_there = results_frame(run_dir, sort, 7, address=address)
+    assert notes_there == notes_here
+    assert there.equals(here)
+
+
+def test_results_cli_prints_the_same_bytes_on_ray(run_dir, address):
+    for fmt in ("table", "csv"):
+        here = _cli("results", str(run_dir), "--top", "5", "--format", fmt)
+        there = _cli("results", str(run_dir), "--top", "5", "--format", fmt, "--address", address)
+        assert here.returncode == there.returncode == 0, there.stderr
+        assert there.stdout == here.stdout and here.stdout
+
+
+def test_a_worker_killed_mid_verify_is_retried(run_dir, ray_local, tmp_path):
+    marker = tmp_path / "killed-once"
+    store = RunStore(run_dir)
+    names = store.part_names()
+    groups = map_part_groups(
+        audit_or_die_once, worker_location(store), names, (True, str(marker)), address=None
+    )
+    assert marker.exists(), "no task killed its worker"
+    killed = int(marker.read_text())
+    assert not psutil.pid_exists(killed) or psutil.Process(killed).status() == "zombie"
+    audits = [a for group in groups for a in group]
+    assert audits == [audit_part(store, n, rehash=True) for n in names]
+
+
+def _audit_workers() -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if any("ray::audit_parts" in part for part in proc.info["cmdline"] or ()):
+            found.append(proc)
+    return found
+
+
+def test_a_verify_driver_killed_after_submitting_reruns_to_the_same_output(run_dir, address):
+    uninterrupted = _cli("verify", str(run_dir), "--address", address)
+    assert uninterrupted.returncode == 0, uninterrupted.stderr
+    driver = subprocess.Popen(
+        [*SWEEP, "verify", str(run_dir), "--address", address],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and driver.poll() is None and not _audit_workers():
+        time.sleep(0.005)
+    started = bool(_audit_workers())
+    driver.send_signal(signal.SIGKILL)
+    code = driver.wait()
+    assert started and code == -signal.SIGKILL, "the driver was not killed while its tasks ran"
+    rerun = _cli("verify", str(run_dir), "--address", address)
+    assert (rerun.returncode, rerun.stdout, rerun.stderr) == (
+        uninterrupted.returncode,
+        uninterrupted.stdout,
+        uninterrupted.stderr,
+    )
