@@ -206,7 +206,10 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
     data = ReportData(
         format=REPORT_FORMAT,
         generated=Generated(
-            at=utc_now(), by=f"raysweep {ENGINE_VERSION}", step_seconds=dict(steps.seconds)
+            at=utc_now(),
+            by=f"raysweep {ENGINE_VERSION}",
+            step_seconds=dict(steps.seconds),
+            step_peak_rss_mib=dict(steps.peak_rss_mib),
         ),
         options=options,
         identity=identity,

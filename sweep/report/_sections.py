@@ -860,11 +860,17 @@ class NoBenchmarks:
 # --- the whole report ---------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
 class Generated:
-    """When and by what the report was built, and the seconds each step took."""
+    """When and by what the report was built, the seconds each step took and its peak memory.
+
+    ``step_peak_rss_mib`` is each step's own peak resident set size in MiB
+    (:mod:`sweep.report._step_progress`); empty where it cannot be measured and in reports
+    written before it was recorded.
+    """
 
     at: str
     by: str
     step_seconds: Mapping[str, float]
+    step_peak_rss_mib: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
