@@ -7,19 +7,23 @@ import pytest
 
 from sweep.report._step_progress import Steps, _status_mib, rss_mib
 
-pytestmark = pytest.mark.skipif(
-    rss_mib() is None, reason="needs /proc/self/status (Linux)"
-)
+pytestmark = pytest.mark.skipif(rss_mib() is None, reason="needs /proc/self/status (Linux)")
 
 MIB = 1024 * 1024
 
 
+def _hold(steps: Steps, name: str, mib: int) -> None:
+    """Run step ``name`` holding ``mib`` MiB of touched memory for a while, then free it."""
+    with steps.step(name):
+        block = np.ones(mib * MIB // 8)
+        for _ in range(5):  # several of the sampler's 10 ms periods
+            block += 1.0
+        del block
+
+
 def test_each_step_reports_its_own_peak_not_an_earlier_one():
     steps = Steps(enabled=False)
-    with steps.step("big"):
-        block = np.ones(256 * MIB // 8)  # 256 MiB, touched
-        assert block[-1] == 1.0
-        del block
+    _hold(steps, "big", 256)
     with steps.step("small"):
         pass
     big, small = steps.peak_rss_mib["big"], steps.peak_rss_mib["small"]
@@ -29,10 +33,7 @@ def test_each_step_reports_its_own_peak_not_an_earlier_one():
 
 def test_a_step_run_twice_keeps_its_larger_peak():
     steps = Steps(enabled=False)
-    with steps.step("twice"):
-        block = np.ones(128 * MIB // 8)
-        assert block[0] == 1.0
-        del block
+    _hold(steps, "twice", 128)
     first = steps.peak_rss_mib["twice"]
     with steps.step("twice"):
         pass
@@ -42,10 +43,7 @@ def test_a_step_run_twice_keeps_its_larger_peak():
 def test_the_process_peak_is_left_whole():
     """Measuring a step never resets the kernel's high-water mark that time -v reads."""
     steps = Steps(enabled=False)
-    with steps.step("big"):
-        block = np.ones(192 * MIB // 8)
-        assert block[1] == 1.0
-        del block
+    _hold(steps, "big", 192)
     with steps.step("after"):
         hwm = _status_mib("VmHWM")
     assert hwm is not None and hwm >= steps.peak_rss_mib["big"] - 1
