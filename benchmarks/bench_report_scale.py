@@ -18,6 +18,7 @@ Usage::
     python benchmarks/bench_report_scale.py                                  # 10^6 configs
     python benchmarks/bench_report_scale.py --configs 100000,1000000,10000000 --root runs/scale
     python benchmarks/bench_report_scale.py --configs 1000000 --root runs/scale   # reuses runs
+    python benchmarks/bench_report_scale.py --from runs/bench/report_scale/report_scale.json
 
 Runs live under ``--root`` (kept, reused when their manifest exists) or a temporary folder.
 """
@@ -156,6 +157,12 @@ def _step_table(rows: list[Measurement]) -> list[str]:
 
 
 def _projections(rows: list[Measurement], targets: list[int]) -> list[str]:
+    """Growth exponents, and projections by the power law and by a line ``a + b N``.
+
+    A fixed cost (imports, the panel, the capped samples) flattens the power law between
+    small sizes, so a cost that is linear in N beyond them is projected by the line fitted
+    to the two largest sizes as well; both are projections, not measurements.
+    """
     sizes = [r.configs for r in rows]
     lines = []
     for name, unit, values in (
@@ -166,10 +173,15 @@ def _projections(rows: list[Measurement], targets: list[int]) -> list[str]:
         if fit is None:
             continue
         alpha, log_c = fit
-        lines.append(f"{name}: growth exponent {alpha:.2f} (y = c N^alpha over {sizes})")
+        per_config = (values[-1] - values[-2]) / (sizes[-1] - sizes[-2])
+        lines.append(
+            f"{name}: growth exponent {alpha:.2f} (y = c N^alpha over {sizes}); "
+            f"{per_config * 1e6:,.1f} {unit} per 10^6 configs between the two largest sizes"
+        )
         lines += [
             f"  projection to {n:,} configs (not measured): "
-            f"{float(np.exp(log_c + alpha * np.log(n))):,.0f} {unit}"
+            f"{float(np.exp(log_c + alpha * np.log(n))):,.0f} {unit} by the power law, "
+            f"{values[-1] + per_config * (n - sizes[-1]):,.0f} {unit} by the line"
             for n in targets
         ]
     return lines
@@ -184,8 +196,10 @@ def plot(rows: list[Measurement], path: Path) -> None:
         (ax_t, [r.step_seconds for r in rows], [r.report_seconds for r in rows]),
         (ax_m, [r.step_peak_rss_mib for r in rows], [r.report_peak_rss_mib for r in rows]),
     ):
-        for step in per_step[-1]:
-            ax.plot(sizes, [m.get(step, np.nan) for m in per_step], marker="o", lw=1, label=step)
+        for i, step in enumerate(per_step[-1]):
+            ys = [m.get(step, np.nan) for m in per_step]
+            style = "-" if i < 10 else "--"  # ten colours in the cycle: dashed after them
+            ax.plot(sizes, ys, style, marker="o", lw=1, label=step)
         ax.plot(sizes, whole, "k-", marker="s", lw=2, label="whole report")
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -199,21 +213,32 @@ def plot(rows: list[Measurement], path: Path) -> None:
     path.write_bytes(png_bytes(fig))
 
 
+def measured_rows(sizes: list[int], root: Path | None) -> list[Measurement]:
+    """:func:`measure` each size in turn (printing each as it lands), under ``root``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = root or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        rows = []
+        for n in sizes:
+            rows.append(measure(n, folder))
+            print(json.dumps(asdict(rows[-1])), flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", default="1000000", help="comma-separated sizes")
     parser.add_argument("--root", type=Path, default=None, help="keep (and reuse) runs here")
     parser.add_argument("--project", default="100000000,1000000000", help="sizes to project to")
     parser.add_argument("--out", type=Path, default=Path("runs/bench/report_scale"))
+    parser.add_argument(
+        "--from", dest="saved", type=Path, help="tabulate and plot a saved report_scale.json"
+    )
     args = parser.parse_args()
-    sizes = sorted(int(s) for s in args.configs.split(","))
-    with tempfile.TemporaryDirectory() as tmp:
-        root = args.root or Path(tmp)
-        root.mkdir(parents=True, exist_ok=True)
-        rows = []
-        for n in sizes:
-            rows.append(measure(n, root))
-            print(json.dumps(asdict(rows[-1])), flush=True)
+    if args.saved is not None:
+        rows = [Measurement(**r) for r in json.loads(args.saved.read_text())]
+    else:
+        rows = measured_rows(sorted(int(s) for s in args.configs.split(",")), args.root)
     targets = [int(t) for t in args.project.split(",")]
     text = "\n".join([*_table(rows), "", *_step_table(rows), "", *_projections(rows, targets)])
     print(text)
