@@ -7,7 +7,7 @@ for a v2 folder, its rows hashed again (:func:`sweep.store._row_set_hash.digest_
 record batch at a time). The :class:`PartAudit` it returns is small (the part's ranges, its
 footer and its digest), so a verify holds one per part and never a row of the run; the
 audits are made here in one process or as Ray tasks over groups of parts
-(:mod:`sweep.executors._part_audit_tasks`) and give the same :class:`Verification` either way.
+(:mod:`sweep.executors._part_tasks`) and give the same :class:`Verification` either way.
 """
 
 from __future__ import annotations

@@ -15,19 +15,16 @@ rows is named.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from sweep.common._range_set import RangeSet
 from sweep.errors import RunFolderError
 from sweep.store._repeats import overlaps
 from sweep.store._row_set_hash import (
     BLOCK,
-    ROWS_AT_ONCE,
     Lanes,
     PartDigest,
     Rows,
@@ -38,7 +35,7 @@ from sweep.store._row_set_hash import (
     stored_digest,
     whole_blocks,
 )
-from sweep.store._run_store import PARTS, RunStore
+from sweep.store._run_store import RunStore
 
 
 @dataclass(frozen=True)
@@ -61,21 +58,10 @@ class PartsHash:
     recomputed: int
 
 
-def part_batches(
-    store: RunStore, name: str, columns: list[str] | None = None
-) -> Iterator[pa.RecordBatch]:
-    """A part's rows, a record batch of at most :data:`ROWS_AT_ONCE` rows at a time."""
-    filesystem, _ = store.fs.arrow()
-    with filesystem.open_input_file(store.fs.join(PARTS, name)) as handle:
-        yield from pq.ParquetFile(handle).iter_batches(
-            batch_size=ROWS_AT_ONCE, columns=columns, use_threads=False
-        )
-
-
 def part_rows(store: RunStore, name: str, blocks: RangeSet | None = None) -> Rows:
     """The ``(grid_index, row digest)`` of a part's rows (those in ``blocks``, if given)."""
     pieces = []
-    for batch in part_batches(store, name):
+    for batch in store.part_column_batches(name, None):
         if blocks is not None:
             index = np.asarray(batch.column("grid_index").to_numpy(), dtype=np.int64)
             keep = blocks.contains(index // BLOCK)
@@ -90,7 +76,7 @@ def part_positions(store: RunStore, name: str) -> RangeSet:
     """A part's grid positions as ranges (its ``grid_index`` column, read by batches)."""
     return RangeSet.union_all(
         RangeSet.from_positions(b.column(0).to_numpy())
-        for b in part_batches(store, name, ["grid_index"])
+        for b in store.part_column_batches(name, ["grid_index"])
     )
 
 

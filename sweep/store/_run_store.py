@@ -78,7 +78,7 @@ from sweep.store._record import (
     format_for,
 )
 from sweep.store._repeats import overlaps, repeated_ids
-from sweep.store._row_set_hash import DIGEST_KEY, with_part_digest
+from sweep.store._row_set_hash import DIGEST_KEY, ROWS_AT_ONCE, with_part_digest
 from sweep.store._table_hash import CURRENT_TABLE_HASH, row_digests
 
 MANIFEST = "manifest.json"
@@ -746,11 +746,11 @@ class RunStore:
         return _with_conflicts(self, found)
 
     def part_column_batches(self, name: str, columns: list[str] | None) -> Iterator[pa.RecordBatch]:
-        """A part's columns (or every column), a record batch of at most 8,192 rows at a time."""
+        """A part's columns (or every column), :data:`ROWS_AT_ONCE` rows at a time at most."""
         filesystem, _ = self.fs.arrow()
         with filesystem.open_input_file(self.fs.join(PARTS, name)) as handle:
             yield from pq.ParquetFile(handle).iter_batches(
-                batch_size=8192, columns=columns, use_threads=False
+                batch_size=ROWS_AT_ONCE, columns=columns, use_threads=False
             )
 
     def good_parts(self) -> tuple[list[str], list[PartCheck]]:

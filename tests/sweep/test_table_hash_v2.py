@@ -183,9 +183,9 @@ def test_reading_a_part_in_small_batches_gives_the_same_digest(reference, monkey
     store = RunStore(run_dir)
     names = store.good_parts()[0]
     monkeypatch.setattr(_row_set_hash, "ROWS_AT_ONCE", 5)
-    import sweep.store._parts_hash as parts_module
+    import sweep.store._run_store as store_module  # the one part reader's batch size
 
-    monkeypatch.setattr(parts_module, "ROWS_AT_ONCE", 5)
+    monkeypatch.setattr(store_module, "ROWS_AT_ONCE", 5)
     assert parts_hash(store, names, TOTAL, recompute=True).digest == digest
     assert table_hash_v2(table) == digest
 
