@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,7 +19,9 @@ class SlowMomentum(Momentum):
     """Momentum that sleeps ``RAYSWEEP_TEST_SLEEP`` seconds per config (default 5 ms).
 
     The sleep is read in the driver when the strategy is built and travels with the pickled
-    instance, so Ray workers started earlier sleep as the driver's environment says.
+    instance, so Ray workers started earlier sleep as the driver's environment says. With
+    ``RAYSWEEP_TEST_BUSY_DIR`` set, a Ray worker holds the file ``<node id>.<pid>`` there
+    while it sleeps, so a test can tell which node is running a task right now.
     """
 
     name = "slow_momentum"
@@ -25,12 +29,28 @@ class SlowMomentum(Momentum):
 
     def __init__(self) -> None:
         self.sleep_per_config = float(os.environ.get("RAYSWEEP_TEST_SLEEP", "0.005"))
+        self.busy_dir = os.environ.get("RAYSWEEP_TEST_BUSY_DIR")
 
     def evaluate(
         self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]
     ) -> StrategyOutput:
-        time.sleep(self.sleep_per_config * len(params["lookback"]))
+        with self._busy_marker():
+            time.sleep(self.sleep_per_config * len(params["lookback"]))
         return super().evaluate(panel, params, rngs)
+
+    @contextlib.contextmanager
+    def _busy_marker(self) -> Iterator[None]:
+        import ray
+
+        if self.busy_dir is None or not ray.is_initialized():
+            yield
+            return
+        marker = Path(self.busy_dir) / f"{ray.get_runtime_context().get_node_id()}.{os.getpid()}"
+        marker.touch()
+        try:
+            yield
+        finally:
+            marker.unlink(missing_ok=True)
 
 
 class Raising(Momentum):

@@ -71,23 +71,28 @@ def test_removing_a_node_mid_sweep_retries_its_tasks_and_keeps_the_hash(
     cluster, tmp_path, local_hash, monkeypatch
 ):
     c, workers = cluster
-    monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0.03")
+    monkeypatch.setenv("RAYSWEEP_TEST_SLEEP", "0.05")
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    monkeypatch.setenv("RAYSWEEP_TEST_BUSY_DIR", str(busy))
     victim = workers[0]
-    parts = tmp_path / "r" / "parts"
+    sweep_over = threading.Event()
 
-    def remove_when_running() -> None:  # a third of the way in, while every node is busy
-        deadline = time.time() + 60
-        while time.time() < deadline and len(list(parts.glob("part-*"))) < 15:
-            time.sleep(0.02)
+    def remove_while_it_runs_a_task() -> None:
+        # Not after a count of parts: on a loaded machine the victim's worker can start late
+        # or sit between leases, and removing an idle node retries nothing.
+        while not sweep_over.is_set() and not any(busy.glob(f"{victim.node_id}.*")):
+            time.sleep(0.005)
         c.remove_node(victim, allow_graceful=False)
 
-    killer = threading.Thread(target=remove_when_running)
+    killer = threading.Thread(target=remove_while_it_runs_a_task)
     killer.start()
     try:
         summary = run_sweep(
             spec_from_dict(slow_doc()), tmp_path / "r", executor="ray", batch_size=6, progress=False
         )
     finally:
+        sweep_over.set()
         killer.join()
     assert summary.table_hash == local_hash
     telemetry = RunStore(tmp_path / "r").read_telemetry().to_pandas()
