@@ -174,7 +174,7 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
     options = options or ReportOptions()
     with Steps(options.progress) as steps:
         with steps.step("read and verify the run folder"):
-            run = load_run(run_dir)
+            run = load_run(run_dir, extra_columns=(options.heatmap_metric,))
             identity = identity_section(run)
             integrity = integrity_section(run)
         with steps.step("execution telemetry"):

@@ -256,12 +256,12 @@ def returns_dimensionality(
     )
 
 
-def _winner(frame: pd.DataFrame, params: list[str]) -> Winner | None:
+def _winner(run: RunData, frame: pd.DataFrame, params: list[str]) -> Winner | None:
     """The config with the highest Sharpe ratio of excess returns (the selection metric)."""
     order = ranked(frame, head=1)
     if order.empty or not np.isfinite(order["excess_sharpe"].iloc[0]):
         return None
-    w = order.iloc[0]
+    w = run.complete_rows(order).iloc[0]
     return Winner(
         config_id=str(w["config_id"]),
         grid_index=int(w["grid_index"]),
@@ -565,7 +565,7 @@ def testing_section(
     sharpes = frame["excess_sharpe"].to_numpy(dtype=np.float64)
     finite = sharpes[np.isfinite(sharpes)]
     naive = int(finite.size)
-    winner = _winner(frame, run.param_names)
+    winner = _winner(run, frame, run.param_names)
     variance = float(np.var(finite, ddof=1)) if finite.size > 1 else math.nan
     with steps.step("sweep-wide tests"):
         sweep_wide = sweep_wide_tests(run.null_summary, frame, winner, options.alpha)

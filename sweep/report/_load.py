@@ -1,4 +1,13 @@
-"""Read a run folder once for the report: manifest, part checks, good results, telemetry."""
+"""Read a run folder once for the report: manifest, part checks, good results, telemetry.
+
+The report holds, for every config, only the columns it computes over all configs
+(:data:`WHOLE_COLUMNS`, the grid's parameters and the heatmap's metric); every other result
+column is read back from the parts for the few rows it shows (:meth:`RunData.complete_rows`:
+the top-k and the winner), and the PBO block statistics for its sample
+(:meth:`RunData.block_statistics`). The v2 table hash is recomputed from the parts' rows one
+part at a time (:func:`sweep.store._parts_hash.parts_hash`), so no step needs the whole
+table; a v1 folder's hash still reads every column (its recipe hashes the sorted table).
+"""
 
 from __future__ import annotations
 
@@ -15,13 +24,33 @@ from stats import FoldSummary, NullSummary
 from sweep.engine._metrics import block_columns
 from sweep.store._fold_summary import merged_folds
 from sweep.store._null_summary import merged_summary
+from sweep.store._parts_hash import parts_hash
 from sweep.store._record import Manifest
 from sweep.store._run_store import QUARANTINE, PartCheck, RunStore, read_run
-from sweep.store._table_hash import TABLE_HASH_V1, canonical_order, hash_columns, table_hash
+from sweep.store._table_hash import TABLE_HASH_V1, canonical_order, hash_columns
 
 #: Telemetry rows are ordered by these columns (those present), so the report does not
 #: depend on the order the files are listed in.
 TELEMETRY_ORDER = ("session", "submit_time", "start_time", "end_time", "part")
+
+#: Result columns the report computes over every config (with the grid's parameters and the
+#: heatmap's metric): keys, status, the selection metric and what the sweep-wide tests need.
+WHOLE_COLUMNS = (
+    "config_id",
+    "grid_index",
+    "status",
+    "error",
+    "excess_sharpe",
+    "excess_sharpe_ann",
+    "sharpe",
+    "t_stat",
+    "p_value",
+    "n_obs",
+    "excess_mean",
+    "excess_std",
+    "omega",
+    "blk_n",
+)
 
 
 @dataclass(frozen=True)
@@ -40,7 +69,9 @@ class RunData:
         Every part re-hashed, sorted by name.
     results : pandas.DataFrame
         The results of the parts that verified, sorted by ``config_id``, one row per config
-        (empty when no good part exists).
+        (empty when no good part exists): the columns of :data:`WHOLE_COLUMNS`, the grid's
+        parameters and the heatmap's metric. :meth:`complete_rows` gives some rows with
+        every column.
     table_hash : str or None
         Hash of those results (:func:`sweep.table_hash`), whatever their completeness, in
         the version the folder carries (``table_hash_version``), recomputed from the rows.
@@ -60,6 +91,8 @@ class RunData:
         The good parts' fold summaries merged (None without ``[validation]``).
     table_hash_version : str
         The table hash version the folder carries.
+    columns : tuple of str
+        Every result column the parts hold, in their order.
     """
 
     location: str
@@ -75,6 +108,44 @@ class RunData:
     rows_in_parts: int = 0
     fold_summary: FoldSummary | None = None
     table_hash_version: str = TABLE_HASH_V1
+    columns: tuple[str, ...] = ()
+
+    def reread(self, rows: NDArray[np.int64], columns: list[str]) -> pa.Table:
+        """Some columns of some rows of ``results``, read again from the good parts.
+
+        Parameters
+        ----------
+        rows : ndarray of int64
+            Positions in ``results`` (distinct).
+        columns : list of str
+            Columns of the parts.
+
+        Returns
+        -------
+        pyarrow.Table
+            One row per position, in the order of ``rows``. Only the parts that hold one of
+            them are read, one at a time.
+        """
+        # Where each row of the good parts (concatenated) goes in the output, -1 if not asked.
+        dest = np.full(self.rows_in_parts, -1)
+        dest[self.row_order[rows]] = np.arange(len(rows))
+        pieces: list[pa.Table] = []
+        where: list[NDArray[np.int64]] = []
+        start = 0
+        for check in self.part_checks:
+            if not check.ok:
+                continue
+            to = dest[start : start + check.rows]
+            start += check.rows
+            keep = to >= 0
+            if keep.any():
+                part = self.store.read_part_columns(check.name, columns)
+                pieces.append(part.filter(pa.array(keep)).replace_schema_metadata(None))
+                where.append(to[keep])
+        if not pieces:
+            return pa.table({c: pa.array([]) for c in columns})
+        table = pa.concat_tables(pieces)
+        return table.take(pa.array(np.argsort(np.concatenate(where), kind="stable")))
 
     def block_statistics(
         self, rows: NDArray[np.int64]
@@ -82,8 +153,8 @@ class RunData:
         """The PBO block sums and sums of squares of some rows of ``results``.
 
         They are left out of ``results`` (``2 S`` columns, half the table at S = 16) and
-        read again from the good parts when PBO needs them, so the report holds them only
-        for that step.
+        read again from the good parts when PBO needs them (:meth:`reread`), so the report
+        holds them only for that step.
 
         Parameters
         ----------
@@ -96,22 +167,31 @@ class RunData:
         """
         sums_cols, sq_cols = block_columns(self.manifest.run_key.pbo_blocks)
         s = len(sums_cols)
-        # Where each row of the good parts (concatenated) goes in the output, -1 if not asked.
-        dest = np.full(self.rows_in_parts, -1)
-        dest[self.row_order[rows]] = np.arange(len(rows))
         out = np.empty((2, len(rows), s))
-        start = 0
-        for check in self.part_checks:
-            if not check.ok:
-                continue
-            part = self.store.read_part_columns(check.name, sums_cols + sq_cols)
-            to = dest[start : start + part.num_rows]
-            start += part.num_rows
-            keep = to >= 0
+        if len(rows):
+            table = self.reread(np.asarray(rows, dtype=np.int64), sums_cols + sq_cols)
             for j, name in enumerate(sums_cols + sq_cols):
-                out[j // s, to[keep], j % s] = part.column(name).to_numpy()[keep]
+                out[j // s, :, j % s] = table.column(name).to_numpy()
         pa.default_memory_pool().release_unused()
         return out[0], out[1]
+
+    def complete_rows(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Rows of ``results`` (or a selection of them) with every result column.
+
+        The block statistics aside, every column of the parts, read again for these rows
+        only (:meth:`reread`); the index and the order of ``rows`` are kept.
+        """
+        sums_cols, sq_cols = block_columns(self.manifest.run_key.pbo_blocks)
+        blocks = set(sums_cols + sq_cols)
+        columns = [c for c in self.columns if c not in blocks]
+        missing = [c for c in columns if c not in rows.columns]
+        if not missing or rows.empty:
+            return rows
+        positions = self.results.index.get_indexer(rows.index).astype(np.int64)
+        extra = self.reread(positions, missing).to_pandas()
+        extra.index = rows.index
+        complete: pd.DataFrame = pd.concat([rows, extra], axis=1)[columns]
+        return complete
 
     @property
     def total(self) -> int:
@@ -135,28 +215,26 @@ class RunData:
 
 
 def _good_results(
-    store: RunStore, checks: list[PartCheck], left_out: set[str], version: str
-) -> tuple[
-    pd.DataFrame, str | None, NullSummary | None, NDArray[np.int64], int, FoldSummary | None
-]:
-    """The good parts' rows sorted by ``config_id``, their table hash and null summary.
+    store: RunStore, checks: list[PartCheck], keep: list[str], version: str, total: int
+) -> tuple[pd.DataFrame, str | None, NDArray[np.int64], int]:
+    """The good parts' rows sorted by ``config_id`` (the columns ``keep``), their table hash.
 
-    Every column is hashed; those in ``left_out`` are not kept in the frame. The last three
-    values are each row's position in the good parts concatenated, their row count, and the
-    merged fold summary.
+    The last two values are each row's position in the good parts concatenated, and their
+    row count.
 
-    The rows are put in canonical order one column at a time, each column hashed,
-    converted and its unsorted copy dropped as it is taken, so the peak memory is about one
-    copy of the results, not the parts, the sorted table and the frame together.
+    A v2 hash is recomputed from each part's rows, one part at a time, and only ``keep`` is
+    read for the frame. A v1 hash needs every column in canonical order: the parts are read
+    whole, and the rows put in order one column at a time, each hashed, converted and its
+    unsorted copy dropped as it is taken (about one copy of the results at the peak).
     """
-    tables = [store.read_part_columns(c.name, None) for c in checks if c.ok]  # type: ignore[arg-type]
-    if not tables:
-        return pd.DataFrame(), None, None, np.zeros(0, dtype=np.int64), 0, None
-    merged = merged_summary(t.schema for t in tables)
-    folds = merged_folds(t.schema for t in tables)
+    names = [c.name for c in checks if c.ok]
+    if not names:
+        return pd.DataFrame(), None, np.zeros(0, dtype=np.int64), 0
+    v1 = version == TABLE_HASH_V1
+    wanted = None if v1 else keep
+    tables = [store.read_part_columns(name, wanted) for name in names]  # type: ignore[arg-type]
     table = pa.concat_tables(tables, promote_options="none")
     del tables
-    v2 = None if version == TABLE_HASH_V1 else table_hash(table, version=version)
     rows_in_parts = table.num_rows
     order = canonical_order(table.column("config_id"))  # a repeated batch counts once
     unsorted = dict(zip(table.column_names, table.columns, strict=True))
@@ -166,30 +244,43 @@ def _good_results(
     def taken() -> Iterator[tuple[str, pa.ChunkedArray]]:
         for name in list(unsorted):
             column = unsorted.pop(name).take(order)  # the unsorted column is freed here
-            if name not in left_out:
+            if name in keep:
                 columns[name] = column.to_pandas()
             yield name, column
 
-    if v2 is None:
+    if v1:
         digest = hash_columns(len(order), taken())
-    else:  # v2 was hashed from the rows above; the columns are only put in order
+    else:
         for _ in taken():
             pass
-        digest = v2
-    results = pd.DataFrame(columns, copy=False)
-    if merged is not None and len(results) < rows_in_parts:
-        p = results["p_value"].to_numpy(dtype=np.float64)
-        merged = replace(merged, n_configs=int(np.isfinite(p).sum()))
-    return results, digest, merged, order.to_numpy(), rows_in_parts, folds
+        pa.default_memory_pool().release_unused()
+        digest = parts_hash(store, names, total, recompute=True).digest
+    results = pd.DataFrame(columns, copy=False)  # the parts' column order
+    return results, digest, order.to_numpy(), rows_in_parts
 
 
-def load_run(run_dir: str | os.PathLike[str]) -> RunData:
+def _summaries(
+    store: RunStore, checks: list[PartCheck], n_distinct: int, rows_in_parts: int, p: pd.Series
+) -> tuple[NullSummary | None, FoldSummary | None]:
+    """The good parts' null and fold summaries merged, from their footers."""
+    schemas = [store.read_part_schema(c.name) for c in checks if c.ok]
+    merged = merged_summary(schemas)
+    if merged is not None and n_distinct < rows_in_parts:  # a repeated batch counts once
+        finite = np.isfinite(p.to_numpy(dtype=np.float64))
+        merged = replace(merged, n_configs=int(finite.sum()))
+    return merged, merged_folds(schemas)
+
+
+def load_run(run_dir: str | os.PathLike[str], extra_columns: tuple[str, ...] = ()) -> RunData:
     """Read a run folder for the report.
 
     Parameters
     ----------
     run_dir : str or path
         The run folder (a path or a URI such as ``s3://bucket/prefix``).
+    extra_columns : tuple of str
+        Result columns to hold for every config besides :data:`WHOLE_COLUMNS` and the grid's
+        parameters (the heatmap's metric); names the parts lack are ignored.
 
     Returns
     -------
@@ -199,9 +290,17 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
     """
     record = read_run(run_dir)
     store, manifest, checks = record.store, record.manifest, list(record.parts)
-    sums_cols, sq_cols = block_columns(manifest.run_key.pbo_blocks)
-    results, digest, null_summary, row_order, rows_in_parts, folds = _good_results(
-        store, checks, set(sums_cols + sq_cols), manifest.hash_version
+    good = [c for c in checks if c.ok]
+    all_columns = tuple(store.read_part_schema(good[0].name).names) if good else ()
+    wanted = {*WHOLE_COLUMNS, *manifest.grid.param_names, *extra_columns}
+    keep = [c for c in all_columns if c in wanted]  # the parts' order
+    results, digest, row_order, rows_in_parts = _good_results(
+        store, checks, keep, manifest.hash_version, manifest.total
+    )
+    null_summary, folds = (
+        _summaries(store, checks, len(results), rows_in_parts, results["p_value"])
+        if good
+        else (None, None)
     )
     pa.default_memory_pool().release_unused()  # the parts' buffers, freed but kept
     telemetry_table = record.telemetry()
@@ -225,4 +324,5 @@ def load_run(run_dir: str | os.PathLike[str]) -> RunData:
         rows_in_parts=rows_in_parts,
         fold_summary=folds,
         table_hash_version=manifest.hash_version,
+        columns=all_columns,
     )

@@ -236,10 +236,10 @@ def results_section(
     """
     frame = ok_results(run)
     params = run.param_names
-    if not run.results.empty and options.heatmap_metric not in run.results.columns:
+    if not run.results.empty and options.heatmap_metric not in run.columns:
         raise SweepError(
             f"heatmap metric: unknown column {options.heatmap_metric!r}."
-            + close_matches(options.heatmap_metric, run.results.columns)
+            + close_matches(options.heatmap_metric, run.columns)
         )
     if frame.empty:
         return (
@@ -247,9 +247,8 @@ def results_section(
             ResultsPlotData(np.array([]), None, None, None),
         )
     order = ranked(frame, head=max(options.top_k, 1))
-    top = tuple(
-        _row(r, i + 1, params) for i, (_, r) in enumerate(order.head(options.top_k).iterrows())
-    )
+    shown = run.complete_rows(order.head(options.top_k))
+    top = tuple(_row(r, i + 1, params) for i, (_, r) in enumerate(shown.iterrows()))
     ann = frame["excess_sharpe_ann"].to_numpy(dtype=np.float64)
     finite = ann[np.isfinite(ann)]
     counts, edges = (
