@@ -16,6 +16,11 @@ from sweep.report._ranking import ranked
 from tests.sweep.test_hostile_folder_files import part_files, write_part
 
 
+def _block_columns(run) -> set[str]:
+    sums, sums_sq = block_columns(run.manifest.run_key.pbo_blocks)
+    return {*sums, *sums_sq}
+
+
 def _whole_table(run_dir) -> pd.DataFrame:
     """Every column of every config, by the public reader (config_id order)."""
     return load_results(run_dir).reset_index(drop=True)
@@ -31,7 +36,7 @@ def test_the_reader_holds_the_whole_columns_and_the_hash_of_the_rows(runs, name)
     ]
     pd.testing.assert_frame_equal(run.results, whole[list(run.results.columns)])
     assert run.table_hash == results_hash(runs[name])
-    blocks = set(sum(block_columns(run.manifest.run_key.pbo_blocks), []))
+    blocks = _block_columns(run)
     assert set(run.columns) == set(whole.columns) and blocks <= set(run.columns)
 
 
@@ -41,7 +46,7 @@ def test_complete_rows_are_the_whole_table_rows_in_the_order_asked(runs, name):
     whole = _whole_table(runs[name])
     shown = ranked(run.results, head=9)
     complete = run.complete_rows(shown)
-    blocks = set(sum(block_columns(run.manifest.run_key.pbo_blocks), []))
+    blocks = _block_columns(run)
     expect = whole.iloc[shown.index][[c for c in run.columns if c not in blocks]]
     pd.testing.assert_frame_equal(complete, expect)
     sums, sums_sq = run.block_statistics(np.asarray(shown.index[::-1], dtype=np.int64))
