@@ -894,10 +894,21 @@ def report(
     quiet: QuietOpt = False,
     allow_import: AllowImportOpt = None,
     data: DataOpt = None,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            "--address",
+            envvar="RAY_ADDRESS",
+            help="Ray cluster to join: each part is checked and re-hashed there (the report's "
+            "integrity pass, as in sweep verify); the folder must be reachable from every "
+            "node. The report is the same.",
+        ),
+    ] = None,
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html."""
     from sweep.report import ReportOptions, build_report, default_out_dir, write_report
     from sweep.report._cli_support import parse_heatmap, summary_lines
+    from sweep.runner._status import part_auditor
 
     if out_dir is not None:
         check_output_folder(out_dir, "--out")
@@ -911,7 +922,7 @@ def report(
     )
     try:
         with _named_data(run_dir, data):
-            built = build_report(run_dir, options)
+            built = build_report(run_dir, options, auditor=part_auditor(address))
         target = out_dir or default_out_dir(run_dir)
         check_output_folder(target, "--out")
         with writing(target, "--out"):

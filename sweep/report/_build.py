@@ -33,6 +33,7 @@ from sweep.report._sections import (
     Unavailable,
 )
 from sweep.report._step_progress import Steps
+from sweep.store._part_audit import PartAuditor
 from sweep.store._run_store import utc_now
 
 REPORT_FORMAT = "raysweep-report-v1"
@@ -154,7 +155,12 @@ def _testing_figures(
     return out
 
 
-def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None = None) -> Report:
+def build_report(
+    run_dir: str | os.PathLike[str],
+    options: ReportOptions | None = None,
+    *,
+    auditor: PartAuditor | None = None,
+) -> Report:
     """Build the audit report of a run folder.
 
     Parameters
@@ -163,6 +169,10 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
         The run folder (a path or a URI such as ``s3://bucket/prefix``).
     options : ReportOptions, optional
         Top-k, heatmap axes, benchmark folder, sample sizes, seeds.
+    auditor : PartAuditor, optional
+        How the parts are checked and re-hashed (:func:`sweep.report._load.load_run`): in
+        this process by default, or as Ray tasks (``sweep report --address``). The report
+        is the same either way.
 
     Returns
     -------
@@ -174,7 +184,7 @@ def build_report(run_dir: str | os.PathLike[str], options: ReportOptions | None 
     options = options or ReportOptions()
     with Steps(options.progress) as steps:
         with steps.step("read and verify the run folder"):
-            run = load_run(run_dir, extra_columns=(options.heatmap_metric,))
+            run = load_run(run_dir, (options.heatmap_metric,), auditor)
             identity = identity_section(run)
             integrity = integrity_section(run)
         with steps.step("execution telemetry"):

@@ -5,7 +5,8 @@ The report holds, for every config, only the columns it computes over all config
 column is read back from the parts for the few rows it shows (:meth:`RunData.complete_rows`:
 the top-k and the winner), and the PBO block statistics for its sample
 (:meth:`RunData.block_statistics`). The v2 table hash is recomputed from the parts' rows one
-part at a time (:func:`sweep.store._parts_hash.parts_hash`), so no step needs the whole
+part at a time in the same pass that checks each part's bytes (the audits of ``sweep
+verify``, :mod:`sweep.store._part_audit`: here or as Ray tasks), so no step needs the whole
 table; a v1 folder's hash still reads every column (its recipe hashes the sorted table).
 """
 
@@ -24,9 +25,9 @@ from stats import FoldSummary, NullSummary
 from sweep.engine._metrics import block_columns
 from sweep.store._fold_summary import merged_folds
 from sweep.store._null_summary import merged_summary
-from sweep.store._parts_hash import parts_hash
+from sweep.store._part_audit import PartAuditor, audit_here, audited_hash
 from sweep.store._record import Manifest
-from sweep.store._run_store import QUARANTINE, PartCheck, RunStore, read_run
+from sweep.store._run_store import QUARANTINE, PartCheck, RunRecord, RunStore
 from sweep.store._table_hash import TABLE_HASH_V1, canonical_order, hash_columns
 
 #: Telemetry rows are ordered by these columns (those present), so the report does not
@@ -215,22 +216,20 @@ class RunData:
 
 
 def _good_results(
-    store: RunStore, checks: list[PartCheck], keep: list[str], version: str, total: int
+    store: RunStore, names: list[str], keep: list[str], v1: bool
 ) -> tuple[pd.DataFrame, str | None, NDArray[np.int64], int]:
-    """The good parts' rows sorted by ``config_id`` (the columns ``keep``), their table hash.
+    """The good parts' rows sorted by ``config_id`` (the columns ``keep``), and a v1 hash.
 
     The last two values are each row's position in the good parts concatenated, and their
     row count.
 
-    A v2 hash is recomputed from each part's rows, one part at a time, and only ``keep`` is
-    read for the frame. A v1 hash needs every column in canonical order: the parts are read
-    whole, and the rows put in order one column at a time, each hashed, converted and its
-    unsorted copy dropped as it is taken (about one copy of the results at the peak).
+    Only ``keep`` is read, unless the folder carries a v1 hash: its recipe hashes every
+    column in canonical order, so the parts are read whole and the rows put in order one
+    column at a time, each hashed, converted and its unsorted copy dropped as it is taken
+    (about one copy of the results at the peak). A v2 hash comes from the parts' audits.
     """
-    names = [c.name for c in checks if c.ok]
     if not names:
         return pd.DataFrame(), None, np.zeros(0, dtype=np.int64), 0
-    v1 = version == TABLE_HASH_V1
     wanted = None if v1 else keep
     tables = [store.read_part_columns(name, wanted) for name in names]  # type: ignore[arg-type]
     table = pa.concat_tables(tables, promote_options="none")
@@ -248,30 +247,29 @@ def _good_results(
                 columns[name] = column.to_pandas()
             yield name, column
 
-    if v1:
-        digest = hash_columns(len(order), taken())
-    else:
-        for _ in taken():
-            pass
-        pa.default_memory_pool().release_unused()
-        digest = parts_hash(store, names, total, recompute=True).digest
+    digest = hash_columns(len(order), taken()) if v1 else None
+    for _ in taken():  # what v1 did not take
+        pass
     results = pd.DataFrame(columns, copy=False)  # the parts' column order
     return results, digest, order.to_numpy(), rows_in_parts
 
 
 def _summaries(
-    store: RunStore, checks: list[PartCheck], n_distinct: int, rows_in_parts: int, p: pd.Series
+    schemas: list[pa.Schema], n_distinct: int, rows_in_parts: int, results: pd.DataFrame
 ) -> tuple[NullSummary | None, FoldSummary | None]:
     """The good parts' null and fold summaries merged, from their footers."""
-    schemas = [store.read_part_schema(c.name) for c in checks if c.ok]
     merged = merged_summary(schemas)
     if merged is not None and n_distinct < rows_in_parts:  # a repeated batch counts once
-        finite = np.isfinite(p.to_numpy(dtype=np.float64))
+        finite = np.isfinite(results["p_value"].to_numpy(dtype=np.float64))
         merged = replace(merged, n_configs=int(finite.sum()))
     return merged, merged_folds(schemas)
 
 
-def load_run(run_dir: str | os.PathLike[str], extra_columns: tuple[str, ...] = ()) -> RunData:
+def load_run(
+    run_dir: str | os.PathLike[str],
+    extra_columns: tuple[str, ...] = (),
+    auditor: PartAuditor | None = None,
+) -> RunData:
     """Read a run folder for the report.
 
     Parameters
@@ -281,6 +279,9 @@ def load_run(run_dir: str | os.PathLike[str], extra_columns: tuple[str, ...] = (
     extra_columns : tuple of str
         Result columns to hold for every config besides :data:`WHOLE_COLUMNS` and the grid's
         parameters (the heatmap's metric); names the parts lack are ignored.
+    auditor : PartAuditor, optional
+        How every part is checked and (v2) its rows hashed again: one pass over each part,
+        here (the default) or as Ray tasks (``sweep.runner._status.part_auditor``).
 
     Returns
     -------
@@ -288,22 +289,29 @@ def load_run(run_dir: str | os.PathLike[str], extra_columns: tuple[str, ...] = (
         Results come only from parts whose bytes match their names; a bad part's configs
         count as not done.
     """
-    record = read_run(run_dir)
-    store, manifest, checks = record.store, record.manifest, list(record.parts)
-    good = [c for c in checks if c.ok]
-    all_columns = tuple(store.read_part_schema(good[0].name).names) if good else ()
+    store = RunStore(run_dir)
+    manifest = store.load_manifest()
+    store.expectations()  # the manifest agrees with itself, or the folder is refused
+    v1 = manifest.hash_version == TABLE_HASH_V1
+    audits = (auditor or audit_here)(store, store.part_names(), not v1)
+    judged = store.judge_conflicts([(a.check, a.positions) for a in audits])
+    checks = sorted(judged, key=lambda c: c.name)
+    passed = {c.name for c in checks if c.ok}
+    good = sorted((a for a in audits if a.check.name in passed), key=lambda a: a.check.name)
+    names = [a.check.name for a in good]
+    all_columns = tuple(good[0].schema.names) if good and good[0].schema else ()
     wanted = {*WHOLE_COLUMNS, *manifest.grid.param_names, *extra_columns}
     keep = [c for c in all_columns if c in wanted]  # the parts' order
-    results, digest, row_order, rows_in_parts = _good_results(
-        store, checks, keep, manifest.hash_version, manifest.total
-    )
+    results, digest, row_order, rows_in_parts = _good_results(store, names, keep, v1)
+    if good and not v1:
+        digest = audited_hash(store, good, manifest.total).digest
     null_summary, folds = (
-        _summaries(store, checks, len(results), rows_in_parts, results["p_value"])
+        _summaries([a.schema for a in good if a.schema], len(results), rows_in_parts, results)
         if good
         else (None, None)
     )
     pa.default_memory_pool().release_unused()  # the parts' buffers, freed but kept
-    telemetry_table = record.telemetry()
+    telemetry_table = RunRecord(store, manifest, tuple(checks)).telemetry()
     telemetry = None
     if telemetry_table is not None and telemetry_table.num_rows:
         telemetry = telemetry_table.to_pandas()

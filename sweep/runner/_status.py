@@ -21,7 +21,13 @@ from sweep.errors import RunFolderError, SweepError, close_matches
 from sweep.executors._part_tasks import map_part_groups, worker_location
 from sweep.plan._eta import eta
 from sweep.store._null_summary import merged_summary, summary_digest
-from sweep.store._part_audit import audit_part, audit_parts, audited_hash
+from sweep.store._part_audit import (
+    PartAudit,
+    PartAuditor,
+    audit_here,
+    audit_parts,
+    audited_hash,
+)
 from sweep.store._part_environment import (
     EnvironmentUse,
     environment_of,
@@ -275,6 +281,32 @@ class Verification(JSONRecord):
     digest_mismatches: tuple[str, ...] = ()
 
 
+def part_auditor(address: str | None) -> PartAuditor:
+    """How the passes after a sweep audit parts: here, or as Ray tasks on ``address``.
+
+    Parameters
+    ----------
+    address : str, optional
+        A Ray cluster: the audits run there as tasks over groups of parts
+        (:func:`sweep.executors._part_tasks.map_part_groups`); None: in this process.
+
+    Returns
+    -------
+    PartAuditor
+        The same audits either way, in the order of the names asked.
+    """
+    if address is None:
+        return audit_here
+
+    def on_ray(store: RunStore, names: list[str], rehash: bool) -> list[PartAudit]:
+        groups = map_part_groups(
+            audit_parts, worker_location(store), names, (rehash,), address=address
+        )
+        return [audit for group in groups for audit in group]
+
+    return on_ray
+
+
 def verify_run(run_dir: str | os.PathLike[str], *, address: str | None = None) -> Verification:
     """Check every part and telemetry file against the manifest, a part at a time.
 
@@ -303,14 +335,7 @@ def verify_run(run_dir: str | os.PathLike[str], *, address: str | None = None) -
     store.expectations()  # the manifest agrees with itself, or the folder is refused
     version = manifest.hash_version
     rehash = version != TABLE_HASH_V1
-    names = store.part_names()
-    if address is None:
-        audits = [audit_part(store, name, rehash=rehash) for name in names]
-    else:
-        groups = map_part_groups(
-            audit_parts, worker_location(store), names, (rehash,), address=address
-        )
-        audits = [audit for group in groups for audit in group]
+    audits = part_auditor(address)(store, store.part_names(), rehash)
     checks = store.judge_conflicts([(a.check, a.positions) for a in audits])
     passed = {c.name for c in checks if c.ok}
     good_audits = sorted((a for a in audits if a.check.name in passed), key=lambda a: a.check.name)

@@ -12,6 +12,7 @@ audits are made here in one process or as Ray tasks over groups of parts
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -72,11 +73,21 @@ def audit_part(store: RunStore, name: str, *, rehash: bool) -> PartAudit:
     return PartAudit(check, positions, schema, fresh)
 
 
+#: Audits parts of a folder, ``(store, names, rehash) -> audits`` in the order of ``names``:
+#: :func:`audit_here`, or as Ray tasks (``sweep.runner._status.part_auditor``).
+PartAuditor = Callable[[RunStore, list[str], bool], list[PartAudit]]
+
+
+def audit_here(store: RunStore, names: list[str], rehash: bool) -> list[PartAudit]:
+    """:func:`audit_part` of each of ``names``, one after another in this process."""
+    return [audit_part(store, name, rehash=rehash) for name in names]
+
+
 def audit_parts(location: str, names: list[str], rehash: bool) -> list[PartAudit]:
     """:func:`audit_part` of each of ``names`` in a folder opened here (a Ray task's body)."""
     store = RunStore(location)
     store.load_manifest()
-    return [audit_part(store, name, rehash=rehash) for name in names]
+    return audit_here(store, names, rehash)
 
 
 def audited_hash(store: RunStore, audits: list[PartAudit], total: int) -> PartsHash:

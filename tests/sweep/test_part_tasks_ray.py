@@ -132,3 +132,69 @@ def test_a_verify_driver_killed_after_submitting_reruns_to_the_same_output(run_d
         uninterrupted.stdout,
         uninterrupted.stderr,
     )
+
+
+# --- sweep report: its integrity pass (each part checked and re-hashed) as Ray tasks -------
+
+
+def _report_json(folder) -> dict:
+    import json
+
+    doc = json.loads((folder / "report.json").read_text())
+    doc.pop("generated")  # the timestamp and the seconds each step took
+    return doc
+
+
+def test_report_on_ray_writes_the_same_report(run_dir, address, tmp_path):
+    here = _cli("report", str(run_dir), "--out", str(tmp_path / "here"), "--quiet")
+    there = _cli(
+        "report", str(run_dir), "--out", str(tmp_path / "ray"), "--quiet", "--address", address
+    )
+    assert here.returncode == there.returncode == 0, there.stderr
+    assert _report_json(tmp_path / "here") == _report_json(tmp_path / "ray")
+    stamp = re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+\+00:00")  # when it was generated
+    here_md, ray_md = (
+        stamp.sub("T", (tmp_path / f / "report.md").read_text()) for f in ("here", "ray")
+    )
+    assert here_md == ray_md
+
+
+def test_a_worker_killed_mid_report_is_retried(run_dir, ray_local, tmp_path):
+    from sweep.report import build_report
+    from tests.report.conftest import FAST
+
+    marker = tmp_path / "killed-once"
+
+    def dying_auditor(store, names, rehash):
+        groups = map_part_groups(
+            audit_or_die_once, worker_location(store), names, (rehash, str(marker)), address=None
+        )
+        return [audit for group in groups for audit in group]
+
+    retried = build_report(run_dir, FAST, auditor=dying_auditor)
+    assert marker.exists(), "no task killed its worker"
+    here = build_report(run_dir, FAST)
+    assert retried.to_json()["integrity"] == here.to_json()["integrity"]
+    assert retried.data.results == here.data.results
+
+
+def test_a_report_driver_killed_mid_pass_reruns_to_the_same_report(run_dir, address, tmp_path):
+    out = tmp_path / "report"
+    driver = subprocess.Popen(
+        [*SWEEP, "report", str(run_dir), "--out", str(out), "--quiet", "--address", address],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and driver.poll() is None and not _audit_workers():
+        time.sleep(0.005)
+    started = bool(_audit_workers())
+    driver.send_signal(signal.SIGKILL)
+    code = driver.wait()
+    assert started and code == -signal.SIGKILL, "the driver was not killed while its tasks ran"
+    assert not (out / "report.json").exists()  # nothing half-written in its place
+    rerun = _cli("report", str(run_dir), "--out", str(out), "--quiet", "--address", address)
+    assert rerun.returncode == 0, rerun.stderr
+    here = _cli("report", str(run_dir), "--out", str(tmp_path / "here"), "--quiet")
+    assert here.returncode == 0, here.stderr
+    assert _report_json(out) == _report_json(tmp_path / "here")
