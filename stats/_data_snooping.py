@@ -463,6 +463,18 @@ def merge_null_summaries(summaries: Sequence[NullSummary]) -> NullSummary:
     )
 
 
+def exceedances(null: FloatArray, observed: FloatArray) -> IntArray:
+    """``#{null >= x}`` for each ``x`` of ``observed``; a NaN in ``null`` never counts.
+
+    The counts of the comparison matrix ``null[None, :] >= observed[:, None]`` without
+    building it: ``null`` sorted once and each ``x`` found by binary search, so a sweep of
+    10^7 configs against 200 replications needs 10^7 integers, not 2 GB of booleans.
+    """
+    ordered = np.sort(null[~np.isnan(null)])
+    found: IntArray = ordered.size - np.searchsorted(ordered, observed, side="left")
+    return found
+
+
 def bootstrap_pvalue_of(null: FloatArray, observed: float) -> float:
     """``(1 + #{null >= observed}) / (1 + B)``."""
     return float((1.0 + np.count_nonzero(null >= observed)) / (1.0 + null.shape[0]))
@@ -590,7 +602,7 @@ def stepm(
         steps += 1
         null_max, step_exact = _max_outside(summary, rejected)
         exact = exact and step_exact
-        exceed = (null_max[None, :] >= t[remaining][:, None]).sum(axis=1)
+        exceed = exceedances(null_max, t[remaining])
         p = (1.0 + exceed) / (1.0 + summary.reps)
         new = idx[remaining][p <= alpha]
         if new.size == 0:

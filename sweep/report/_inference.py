@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from stats import (
     NullSummary,
@@ -99,7 +100,12 @@ def sweep_wide_tests(
         )
     except USER_ERRORS as exc:
         return Unavailable(reason=str(exc))
-    ids = pd.Series(frame["config_id"].to_numpy(), index=index)
+    config_ids = frame["config_id"].to_numpy()
+
+    def ids_at(positions: NDArray[np.int64]) -> list[str]:
+        """The config ids at these grid positions (no index of every config is built)."""
+        return [str(i) for i in config_ids[np.isin(index, positions)]]
+
     rejected = res.stepm.rejected
     note = (
         None
@@ -114,11 +120,11 @@ def sweep_wide_tests(
         configs=res.n_configs,
         reality_check_pvalue=res.reality_check_pvalue,
         spa_pvalue=res.spa_pvalue,
-        best_t_config_id=str(ids[res.best_index]),
+        best_t_config_id=ids_at(np.array([res.best_index], dtype=np.int64))[0],
         stepm=StepMResult(
             alpha=alpha,
             count=int(rejected.size),
-            config_ids=tuple(sorted(str(ids[i]) for i in rejected)[:LISTED_IDS]),
+            config_ids=tuple(sorted(ids_at(rejected))[:LISTED_IDS]),
             steps=res.stepm.steps,
             exact=res.stepm.exact,
             top_k=summary.top_k,

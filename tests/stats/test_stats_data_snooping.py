@@ -225,3 +225,17 @@ def test_winner_pvalue_is_the_spa_pvalue_for_the_best_config() -> None:
     assert res.best_index == int(np.nanargmax(t))
     # A config below the benchmark gets p = 1 (its t is floored at 0 like the null maxima).
     assert sweep_wide_pvalue(s, -1.0) == 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([-np.inf, -1.0, 0.0, 0.5, 1.0, 2.0, np.inf, np.nan]), max_size=30),
+    st.lists(st.sampled_from([-np.inf, -1.0, 0.0, 0.5, 1.0, 2.0, np.inf, np.nan]), max_size=30),
+)
+def test_exceedances_are_the_counts_of_the_comparison_matrix(null, observed):
+    from stats._data_snooping import exceedances
+
+    null_a, observed_a = np.array(null, dtype=float), np.array(observed, dtype=float)
+    with np.errstate(invalid="ignore"):
+        matrix = (null_a[None, :] >= observed_a[:, None]).sum(axis=1)
+    np.testing.assert_array_equal(exceedances(null_a, observed_a), matrix)
