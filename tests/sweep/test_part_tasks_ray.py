@@ -111,14 +111,9 @@ def _audit_workers() -> list[psutil.Process]:
     return found
 
 
-def test_a_verify_driver_killed_after_submitting_reruns_to_the_same_output(run_dir, address):
-    uninterrupted = _cli("verify", str(run_dir), "--address", address)
-    assert uninterrupted.returncode == 0, uninterrupted.stderr
-    driver = subprocess.Popen(
-        [*SWEEP, "verify", str(run_dir), "--address", address],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def _kill_while_auditing(*args: str) -> None:
+    """Start ``sweep ARGS``, SIGKILL it once its audit tasks run, and check that it was so."""
+    driver = subprocess.Popen([*SWEEP, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     while time.time() < deadline and driver.poll() is None and not _audit_workers():
         time.sleep(0.005)
@@ -126,6 +121,12 @@ def test_a_verify_driver_killed_after_submitting_reruns_to_the_same_output(run_d
     driver.send_signal(signal.SIGKILL)
     code = driver.wait()
     assert started and code == -signal.SIGKILL, "the driver was not killed while its tasks ran"
+
+
+def test_a_verify_driver_killed_after_submitting_reruns_to_the_same_output(run_dir, address):
+    uninterrupted = _cli("verify", str(run_dir), "--address", address)
+    assert uninterrupted.returncode == 0, uninterrupted.stderr
+    _kill_while_auditing("verify", str(run_dir), "--address", address)
     rerun = _cli("verify", str(run_dir), "--address", address)
     assert (rerun.returncode, rerun.stdout, rerun.stderr) == (
         uninterrupted.returncode,
@@ -180,18 +181,7 @@ def test_a_worker_killed_mid_report_is_retried(run_dir, ray_local, tmp_path):
 
 def test_a_report_driver_killed_mid_pass_reruns_to_the_same_report(run_dir, address, tmp_path):
     out = tmp_path / "report"
-    driver = subprocess.Popen(
-        [*SWEEP, "report", str(run_dir), "--out", str(out), "--quiet", "--address", address],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 120
-    while time.time() < deadline and driver.poll() is None and not _audit_workers():
-        time.sleep(0.005)
-    started = bool(_audit_workers())
-    driver.send_signal(signal.SIGKILL)
-    code = driver.wait()
-    assert started and code == -signal.SIGKILL, "the driver was not killed while its tasks ran"
+    _kill_while_auditing("report", str(run_dir), "--out", str(out), "--quiet", "--address", address)
     assert not (out / "report.json").exists()  # nothing half-written in its place
     rerun = _cli("report", str(run_dir), "--out", str(out), "--quiet", "--address", address)
     assert rerun.returncode == 0, rerun.stderr
