@@ -184,7 +184,7 @@ def build_report(
     options = options or ReportOptions()
     with Steps(options.progress) as steps:
         with steps.step("read and verify the run folder"):
-            run = load_run(run_dir, (options.heatmap_metric,), auditor)
+            run = load_run(run_dir, (options.heatmap_metric, *(options.heatmap or ())), auditor)
             identity = identity_section(run)
             integrity = integrity_section(run)
         with steps.step("execution telemetry"):

@@ -40,6 +40,7 @@ from sweep.data._benchmark import benchmark_returns, describe_null
 from sweep.engine._evaluate import config_returns
 from sweep.errors import USER_ERRORS, SweepError
 from sweep.report._inference import (
+    ConfigIds,
     detectable_effect,
     discoveries,
     effective_number,
@@ -346,27 +347,24 @@ def _pbo(
     run: RunData, frame: pd.DataFrame, options: ReportOptions
 ) -> tuple[PBOSection | Unavailable, PBOResult | None]:
     pick, sampled = _sample(len(frame), options.max_pbo_configs, options.sample_seed, 1)
-    rows = frame.iloc[pick] if sampled else frame
-    if len(rows) < 2:
+    positions = frame.index.to_numpy()[pick] if sampled else frame.index.to_numpy()
+    if len(positions) < 2:
         return Unavailable(reason="needs at least 2 ok configs"), None
-    counts = rows["blk_n"].to_numpy(dtype=np.int64)
+    counts, sums, sums_sq = run.block_statistics(positions)
     s = run.manifest.run_key.pbo_blocks
     block_counts: NDArray[np.int64] = (
         np.full(s, counts[0], dtype=np.int64)
         if (counts == counts[0]).all()
         else np.repeat(counts[:, None], s, axis=1)
     )
-    sums, sums_sq = run.block_statistics(run.results.index.get_indexer(rows.index))
     try:
         res = pbo_from_block_stats(block_counts, sums, sums_sq, metric="sharpe")
     except USER_ERRORS as exc:
         return Unavailable(reason=str(exc)), None
     del sums, sums_sq
-    ids = rows["config_id"].to_numpy()
-    best_ids, best_counts = np.unique(ids[res.best_in_sample], return_counts=True)
-    order = sorted(
-        zip(best_counts.tolist(), best_ids.tolist(), strict=True), key=lambda c: (-c[0], c[1])
-    )
+    best_rows, best_counts = np.unique(res.best_in_sample, return_counts=True)
+    best_ids = run.config_ids(positions[best_rows])  # distinct rows, distinct ids
+    order = sorted(zip(best_counts.tolist(), best_ids, strict=True), key=lambda c: (-c[0], c[1]))
     counts_hist, edges = np.histogram(res.logits, bins=LOGIT_BINS)
     n_periods = int(run.manifest.data["n_periods"]) - 1
     quantiles = np.quantile(res.logits, [0.05, 0.25, 0.5, 0.75, 0.95])
@@ -398,9 +396,17 @@ def _pbo(
 
 
 def corrections(
-    frame: pd.DataFrame, winner: Winner | None, reps: int, alpha: float
+    frame: pd.DataFrame,
+    winner: Winner | None,
+    reps: int,
+    alpha: float,
+    config_ids: ConfigIds,
 ) -> Corrections | TooFewReplications | Unavailable:
-    """Survivors of Holm and Benjamini-Hochberg among the bootstrap p-values."""
+    """Survivors of Holm and Benjamini-Hochberg among the bootstrap p-values.
+
+    ``frame`` holds the ok configs in ``config_id`` order; ``config_ids`` reads the ids of
+    the survivors listed.
+    """
     p = frame["p_value"].to_numpy(dtype=np.float64)
     keep = np.isfinite(p)
     if not keep.any():
@@ -421,10 +427,11 @@ def corrections(
             ),
         )
     summary = multiple_testing_summary(p[keep], alpha)
-    ids = frame["config_id"].to_numpy()[keep]
+    labels = frame.index.to_numpy()[keep]
     holm = bh = None
     if winner is not None:
-        where = np.flatnonzero(ids == winner.config_id)
+        index = frame["grid_index"].to_numpy(dtype=np.int64)[keep]
+        where = np.flatnonzero(index == winner.grid_index)
         if where.size:
             holm = float(summary.holm_adjusted[where[0]])
             bh = float(summary.bh_adjusted[where[0]])
@@ -434,7 +441,8 @@ def corrections(
         raw=summary.n_raw,
         holm=summary.n_holm,
         benjamini_hochberg=summary.n_bh,
-        holm_survivors=tuple(sorted(ids[summary.holm_adjusted <= alpha].tolist())[:20]),
+        # The frame is in config_id order: its first 20 survivors are the 20 smallest ids.
+        holm_survivors=tuple(config_ids(labels[summary.holm_adjusted <= alpha][:20])),
         bootstrap_reps=reps,
         smallest_p_value=1.0 / (reps + 1),
         winner_holm_adjusted=holm,
@@ -568,11 +576,15 @@ def testing_section(
     winner = _winner(run, frame, run.param_names)
     variance = float(np.var(finite, ddof=1)) if finite.size > 1 else math.nan
     with steps.step("sweep-wide tests"):
-        sweep_wide = sweep_wide_tests(run.null_summary, frame, winner, options.alpha)
+        sweep_wide = sweep_wide_tests(
+            run.null_summary, frame, winner, options.alpha, run.config_ids
+        )
         implied = implied_trials(run.null_summary, frame)
     with steps.step("configs called real"):
         varying = [p for p in run.param_names if p in set(run.varying)] or run.param_names
-        called = discoveries(run.null_summary, frame, varying, options.alpha, options.fdp_gamma)
+        called = discoveries(
+            run.null_summary, frame, varying, options.alpha, options.fdp_gamma, run.config_ids
+        )
         detectable = detectable_effect(run.null_summary, frame, options.alpha, ppy)
     with steps.step("deflated Sharpe ratio"):
         deflated = (
@@ -611,7 +623,7 @@ def testing_section(
         ),
         deflation=deflated,
         pbo=pbo,
-        corrections=corrections(frame, winner, reps, options.alpha),
+        corrections=corrections(frame, winner, reps, options.alpha, run.config_ids),
         returns=returns_info,
         dimensionality=dims,
         expected_max_curve=ExpectedMaxCurve(

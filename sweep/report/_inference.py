@@ -8,7 +8,7 @@ FDP-StepM, the minimum detectable Sharpe ratio and the effective number of trial
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,9 @@ from sweep.report._sections import (
 #: Grid indices listed per StepM set in report.json.
 LISTED_IDS = 20
 
+#: The ``config_id`` of rows of the results, by their labels (``RunData.config_ids``).
+ConfigIds = Callable[[NDArray[np.integer]], list[str]]
+
 
 def statistic_text(n_obs: int) -> str:
     """How the tests are computed, in one paragraph (report.json and the rendered report)."""
@@ -63,6 +66,7 @@ def sweep_wide_tests(
     frame: pd.DataFrame,
     winner: Winner | None,
     alpha: float,
+    config_ids: ConfigIds,
 ) -> SweepWideTests | Unavailable:
     """Reality Check, SPA, StepM and the winner's sweep-wide p-value.
 
@@ -71,11 +75,14 @@ def sweep_wide_tests(
     summary : NullSummary or None
         Merged over the good parts (None: the sweep has no bootstrap).
     frame : pandas.DataFrame
-        The ok configs (``grid_index``, ``excess_mean``, ``t_stat``, ``config_id``).
+        The ok configs (``grid_index``, ``excess_mean``, ``t_stat``, ``n_obs``), in
+        ``config_id`` order.
     winner : Winner or None
         The winner.
     alpha : float
         Level of StepM.
+    config_ids : callable
+        The ids of rows of ``frame`` by label, read for the few named.
 
     Returns
     -------
@@ -100,11 +107,15 @@ def sweep_wide_tests(
         )
     except USER_ERRORS as exc:
         return Unavailable(reason=str(exc))
-    config_ids = frame["config_id"].to_numpy()
+    labels = frame.index.to_numpy()
 
-    def ids_at(positions: NDArray[np.int64]) -> list[str]:
-        """The config ids at these grid positions (no index of every config is built)."""
-        return [str(i) for i in config_ids[np.isin(index, positions)]]
+    def ids_at(positions: NDArray[np.int64], most: int | None = None) -> list[str]:
+        """The first ``most`` config ids (in id order) at these grid positions.
+
+        The frame is in ``config_id`` order, so these are its first rows among them; no
+        index of every config is built, and only those ids are read.
+        """
+        return config_ids(labels[np.isin(index, positions)][:most])
 
     rejected = res.stepm.rejected
     note = (
@@ -124,7 +135,7 @@ def sweep_wide_tests(
         stepm=StepMResult(
             alpha=alpha,
             count=int(rejected.size),
-            config_ids=tuple(sorted(ids_at(rejected))[:LISTED_IDS]),
+            config_ids=tuple(ids_at(rejected, LISTED_IDS)),
             steps=res.stepm.steps,
             exact=res.stepm.exact,
             top_k=summary.top_k,
@@ -267,6 +278,7 @@ def discoveries(
     params: Sequence[str],
     alpha: float,
     gamma: float,
+    config_ids: ConfigIds,
 ) -> Discoveries | Unavailable:
     """How many configs are real: FDP-StepM over every config, from the merged summary.
 
@@ -275,12 +287,14 @@ def discoveries(
     summary : NullSummary or None
         Merged over the good parts.
     frame : pandas.DataFrame
-        The ok configs (``grid_index``, ``t_stat``, ``config_id``, ``excess_sharpe_ann`` and
-        the parameters).
+        The ok configs (``grid_index``, ``t_stat``, ``excess_sharpe_ann`` and the
+        parameters).
     params : sequence of str
         Parameter columns shown for the configs listed (those that vary across the grid).
     alpha, gamma : float
         ``P(FDP > gamma) <= alpha`` (``ReportOptions.alpha`` and ``fdp_gamma``).
+    config_ids : callable
+        The ids of rows of ``frame`` by label, read for the configs listed.
     """
     if summary is None:
         return Unavailable(reason="no bootstrap replications (metrics.bootstrap_reps = 0)")
@@ -295,10 +309,11 @@ def discoveries(
     called = frame.iloc[np.flatnonzero(np.isin(index, res.rejected))]
     order = np.lexsort((called["grid_index"].to_numpy(), -called["t_stat"].to_numpy()))
     shown = called.iloc[order[:LISTED_DISCOVERIES]]
+    ids = config_ids(shown.index.to_numpy())
     first = tuple(
         Discovery(
             rank=i + 1,
-            config_id=str(row["config_id"]),
+            config_id=ids[i],
             grid_index=int(row["grid_index"]),
             params={p: plain(row[p]) for p in params},
             t_stat=float(row["t_stat"]),

@@ -21,7 +21,8 @@ def error_groups(run: RunData) -> tuple[ErrorGroup, ...]:
     frame = run.results
     if frame.empty:
         return ()
-    failed = frame.loc[frame["status"] != "ok", "error"].fillna("(no message)").astype(str)
+    messages = frame.loc[frame["status"] != "ok", "error"].astype(object)  # a categorical
+    failed = messages.fillna("(no message)").astype(str)
     counts = failed.value_counts()
     groups = [ErrorGroup(error=str(msg), count=int(n)) for msg, n in counts.items()]
     return tuple(sorted(groups, key=lambda g: (-g.count, g.error)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,10 +35,11 @@ from sweep.store._table_hash import TABLE_HASH_V1, canonical_order, hash_columns
 #: depend on the order the files are listed in.
 TELEMETRY_ORDER = ("session", "submit_time", "start_time", "end_time", "part")
 
-#: Result columns the report computes over every config (with the grid's parameters and the
-#: heatmap's metric): keys, status, the selection metric and what the sweep-wide tests need.
+#: Result columns the report computes over every config (with the grid's parameters that vary
+#: and the heatmap's metric): the key, status, the selection metric and what the sweep-wide
+#: tests need. ``config_id`` is not held (a third of the bytes): the frame is in its order,
+#: and :meth:`RunData.config_ids` reads back the ids of the few rows the report names.
 WHOLE_COLUMNS = (
-    "config_id",
     "grid_index",
     "status",
     "error",
@@ -50,8 +52,10 @@ WHOLE_COLUMNS = (
     "excess_mean",
     "excess_std",
     "omega",
-    "blk_n",
 )
+
+#: Columns held as pandas categoricals: a byte or so per config instead of a string.
+CATEGORICAL_COLUMNS = ("status", "error")
 
 
 @dataclass(frozen=True)
@@ -69,10 +73,11 @@ class RunData:
     part_checks : list of PartCheck
         Every part re-hashed, sorted by name.
     results : pandas.DataFrame
-        The results of the parts that verified, sorted by ``config_id``, one row per config
-        (empty when no good part exists): the columns of :data:`WHOLE_COLUMNS`, the grid's
-        parameters and the heatmap's metric. :meth:`complete_rows` gives some rows with
-        every column.
+        The results of the parts that verified, sorted by ``config_id``, one row per config,
+        indexed by position (empty when no good part exists): the columns of
+        :data:`WHOLE_COLUMNS`, the grid's parameters that vary and the heatmap's metric and
+        axes. :meth:`complete_rows` gives some rows with every column, :meth:`config_ids`
+        their ids.
     table_hash : str or None
         Hash of those results (:func:`sweep.table_hash`), whatever their completeness, in
         the version the folder carries (``table_hash_version``), recomputed from the rows.
@@ -83,7 +88,7 @@ class RunData:
     null_summary : NullSummary or None
         The good parts' null summaries merged (None without bootstrap, or when a good part
         lacks one).
-    row_order : ndarray of int64
+    row_order : ndarray of int32 or int64
         Position, in the good parts concatenated in ``part_checks`` order, of each row of
         ``results``: how :meth:`block_statistics` puts re-read columns in the same order.
     rows_in_parts : int
@@ -105,18 +110,37 @@ class RunData:
     telemetry: pd.DataFrame | None
     quarantined: list[str]
     null_summary: NullSummary | None = None
-    row_order: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    row_order: NDArray[np.integer] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     rows_in_parts: int = 0
     fold_summary: FoldSummary | None = None
     table_hash_version: str = TABLE_HASH_V1
     columns: tuple[str, ...] = ()
 
-    def reread(self, rows: NDArray[np.int64], columns: list[str]) -> pa.Table:
+    def _parts_holding(
+        self, rows: NDArray[np.integer]
+    ) -> Iterator[tuple[str, NDArray[np.bool_], NDArray[np.intp]]]:
+        """The good parts that hold some of ``rows`` (positions in ``results``, distinct).
+
+        Yields each one's name, which of its rows they are, and where each goes in ``rows``.
+        """
+        dest = np.full(self.rows_in_parts, -1, dtype=np.intp)
+        dest[self.row_order[rows]] = np.arange(len(rows))
+        start = 0
+        for check in self.part_checks:
+            if not check.ok:
+                continue
+            to = dest[start : start + check.rows]
+            start += check.rows
+            keep = to >= 0
+            if keep.any():
+                yield check.name, keep, to[keep]
+
+    def reread(self, rows: NDArray[np.integer], columns: list[str]) -> pa.Table:
         """Some columns of some rows of ``results``, read again from the good parts.
 
         Parameters
         ----------
-        rows : ndarray of int64
+        rows : ndarray of int
             Positions in ``results`` (distinct).
         columns : list of str
             Columns of the parts.
@@ -127,71 +151,99 @@ class RunData:
             One row per position, in the order of ``rows``. Only the parts that hold one of
             them are read, one at a time.
         """
-        # Where each row of the good parts (concatenated) goes in the output, -1 if not asked.
-        dest = np.full(self.rows_in_parts, -1)
-        dest[self.row_order[rows]] = np.arange(len(rows))
         pieces: list[pa.Table] = []
-        where: list[NDArray[np.int64]] = []
-        start = 0
-        for check in self.part_checks:
-            if not check.ok:
-                continue
-            to = dest[start : start + check.rows]
-            start += check.rows
-            keep = to >= 0
-            if keep.any():
-                part = self.store.read_part_columns(check.name, columns)
-                pieces.append(part.filter(pa.array(keep)).replace_schema_metadata(None))
-                where.append(to[keep])
+        where: list[NDArray[np.intp]] = []
+        for name, keep, to in self._parts_holding(rows):
+            part = self.store.read_part_columns(name, columns)
+            pieces.append(part.filter(pa.array(keep)).replace_schema_metadata(None))
+            where.append(to)
         if not pieces:
             return pa.table({c: pa.array([]) for c in columns})
         table = pa.concat_tables(pieces)
         return table.take(pa.array(np.argsort(np.concatenate(where), kind="stable")))
 
-    def block_statistics(
-        self, rows: NDArray[np.int64]
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The PBO block sums and sums of squares of some rows of ``results``.
+    def reread_floats(
+        self, rows: NDArray[np.integer], *groups: list[str]
+    ) -> list[NDArray[np.float64]]:
+        """Numeric columns of some rows of ``results`` as float64, one array per group.
 
-        They are left out of ``results`` (``2 S`` columns, half the table at S = 16) and
-        read again from the good parts when PBO needs them (:meth:`reread`), so the report
-        holds them only for that step.
+        Like :meth:`reread`, but each part's values are written straight into their place
+        (no table of the rows is built), one pass over the parts for every group: for many
+        rows, such as PBO's sample.
 
         Parameters
         ----------
-        rows : ndarray of int64
+        rows : ndarray of int
+            Positions in ``results`` (distinct).
+        *groups : list of str
+            Numeric columns of the parts.
+
+        Returns
+        -------
+        list of ndarray of float64
+            For each group, shape ``(len(rows), len(group))``, rows in the order asked.
+        """
+        outs = [np.empty((len(rows), len(g))) for g in groups]
+        columns = [c for g in groups for c in g]
+        for name, keep, to in self._parts_holding(rows):
+            part = self.store.read_part_columns(name, columns)
+            for out, group in zip(outs, groups, strict=True):
+                for j, column in enumerate(group):
+                    out[to, j] = part.column(column).to_numpy()[keep]
+        return outs
+
+    def config_ids(self, rows: NDArray[np.integer]) -> list[str]:
+        """The ``config_id`` of some rows of ``results`` (:meth:`reread`), in their order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if not rows.size:
+            return []
+        return [str(i) for i in self.reread(rows, ["config_id"]).column(0).to_pylist()]
+
+    def block_statistics(
+        self, rows: NDArray[np.integer]
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+        """The PBO block counts, sums and sums of squares of some rows of ``results``.
+
+        They are left out of ``results`` (``2 S + 1`` columns, half the table at S = 16) and
+        read again from the good parts when PBO needs them (:meth:`reread_floats`), so the
+        report holds them only for that step.
+
+        Parameters
+        ----------
+        rows : ndarray of int
             Positions in ``results``.
 
         Returns
         -------
+        counts : ndarray of int64, shape (len(rows),)
+            Periods per block (``blk_n``).
         sums, sums_sq : ndarray of float64, shape (len(rows), S)
         """
         sums_cols, sq_cols = block_columns(self.manifest.run_key.pbo_blocks)
-        s = len(sums_cols)
-        out = np.empty((2, len(rows), s))
-        if len(rows):
-            table = self.reread(np.asarray(rows, dtype=np.int64), sums_cols + sq_cols)
-            for j, name in enumerate(sums_cols + sq_cols):
-                out[j // s, :, j % s] = table.column(name).to_numpy()
+        counts, sums, sums_sq = self.reread_floats(
+            np.asarray(rows, dtype=np.int64), ["blk_n"], sums_cols, sq_cols
+        )
         pa.default_memory_pool().release_unused()
-        return out[0], out[1]
+        return counts[:, 0].astype(np.int64), sums, sums_sq
 
     def complete_rows(self, rows: pd.DataFrame) -> pd.DataFrame:
         """Rows of ``results`` (or a selection of them) with every result column.
 
-        The block statistics aside, every column of the parts, read again for these rows
-        only (:meth:`reread`); the index and the order of ``rows`` are kept.
+        The block statistics aside, every column of the parts as the parts hold it: those
+        not held, and the categoricals, read again for these rows only (:meth:`reread`);
+        the index and the order of ``rows`` are kept.
         """
         sums_cols, sq_cols = block_columns(self.manifest.run_key.pbo_blocks)
         blocks = set(sums_cols + sq_cols)
         columns = [c for c in self.columns if c not in blocks]
-        missing = [c for c in columns if c not in rows.columns]
+        missing = [c for c in columns if c not in rows.columns or c in CATEGORICAL_COLUMNS]
         if not missing or rows.empty:
             return rows
         positions = self.results.index.get_indexer(rows.index).astype(np.int64)
         extra = self.reread(positions, missing).to_pandas()
         extra.index = rows.index
-        complete: pd.DataFrame = pd.concat([rows, extra], axis=1)[columns]
+        kept = rows.drop(columns=[c for c in missing if c in rows.columns])
+        complete: pd.DataFrame = pd.concat([kept, extra], axis=1)[columns]
         return complete
 
     @property
@@ -217,23 +269,34 @@ class RunData:
 
 def _good_results(
     store: RunStore, names: list[str], keep: list[str], v1: bool
-) -> tuple[pd.DataFrame, str | None, NDArray[np.int64], int]:
+) -> tuple[pd.DataFrame, str | None, NDArray[np.integer], int]:
     """The good parts' rows sorted by ``config_id`` (the columns ``keep``), and a v1 hash.
 
     The last two values are each row's position in the good parts concatenated, and their
     row count.
 
-    Only ``keep`` is read, unless the folder carries a v1 hash: its recipe hashes every
-    column in canonical order, so the parts are read whole and the rows put in order one
-    column at a time, each hashed, converted and its unsorted copy dropped as it is taken
-    (about one copy of the results at the peak). A v2 hash comes from the parts' audits.
+    A folder with a v1 hash is read whole (:func:`_whole_table_results`: its recipe hashes
+    every column in canonical order). Otherwise (:func:`_streamed_results`) ``config_id``
+    alone is read first, for the order, then the parts one at a time, each numeric column
+    written into its place in one preallocated array: the peak is the frame plus one part.
     """
     if not names:
         return pd.DataFrame(), None, np.zeros(0, dtype=np.int64), 0
-    wanted = None if v1 else keep
-    tables = [store.read_part_columns(name, wanted) for name in names]  # type: ignore[arg-type]
-    table = pa.concat_tables(tables, promote_options="none")
-    del tables
+    if v1:
+        return _whole_table_results(store, names, keep)
+    results, row_order, rows_in_parts = _streamed_results(store, names, keep)
+    return results, None, row_order, rows_in_parts
+
+
+def _whole_table_results(
+    store: RunStore, names: list[str], keep: list[str]
+) -> tuple[pd.DataFrame, str | None, NDArray[np.integer], int]:
+    """Every column of the parts read at once, put in order a column at a time, v1-hashed.
+
+    Each column is hashed, converted (if kept) and its unsorted copy dropped as it is taken
+    (about one copy of the results at the peak).
+    """
+    table = pa.concat_tables([store.read_part_columns(name, None) for name in names])  # type: ignore[arg-type]
     rows_in_parts = table.num_rows
     order = canonical_order(table.column("config_id"))  # a repeated batch counts once
     unsorted = dict(zip(table.column_names, table.columns, strict=True))
@@ -247,11 +310,79 @@ def _good_results(
                 columns[name] = column.to_pandas()
             yield name, column
 
-    digest = hash_columns(len(order), taken()) if v1 else None
-    for _ in taken():  # what v1 did not take
-        pass
-    results = pd.DataFrame(columns, copy=False)  # the parts' column order
-    return results, digest, order.to_numpy(), rows_in_parts
+    digest = hash_columns(len(order), taken())
+    return pd.DataFrame(columns, copy=False), digest, order.to_numpy(), rows_in_parts
+
+
+def _row_destinations(
+    store: RunStore, names: list[str]
+) -> tuple[NDArray[np.integer], NDArray[np.integer]]:
+    """Where each row of the parts (concatenated) goes in ``config_id`` order, and back.
+
+    Returns ``(dest, order)``: ``dest[i]`` is row ``i``'s position in the results (-1 for
+    the second copy of a repeated config), ``order`` its inverse. Only ``config_id`` is
+    read; both are int32 when the rows allow it.
+    """
+    ids = pa.concat_arrays(
+        [c for n in names for c in store.read_part_columns(n, ["config_id"]).column(0).chunks]
+    )
+    rows = len(ids)
+    index_type = np.int32 if rows < 2**31 else np.int64
+    order: NDArray[np.integer] = canonical_order(ids).to_numpy().astype(index_type)
+    del ids
+    dest: NDArray[np.integer] = np.full(rows, -1, dtype=index_type)
+    dest[order] = np.arange(len(order), dtype=index_type)
+    return dest, order
+
+
+def _is_numeric(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_integer(kind) or pa.types.is_floating(kind))
+
+
+def _streamed_results(
+    store: RunStore, names: list[str], keep: list[str]
+) -> tuple[pd.DataFrame, NDArray[np.integer], int]:
+    """The columns ``keep`` (``config_id`` left out) in ``config_id`` order, a part at a time.
+
+    A numeric column is scattered into one array (NumPy's dtype of the column, float64
+    where a part holds a null, as pandas converts it); any other column (the status, an
+    error message, a string parameter) is gathered as Arrow, put in order and held as a
+    pandas categorical when it is one of :data:`CATEGORICAL_COLUMNS`, as pandas converts it
+    otherwise.
+    """
+    dest, order = _row_destinations(store, names)
+    n = len(order)
+    held = [c for c in keep if c != "config_id"]
+    numeric: dict[str, NDArray[Any]] = {}
+    other: dict[str, list[pa.Array]] = {}
+    start = 0
+    for name in names:
+        part = store.read_part_columns(name, held)
+        to = dest[start : start + part.num_rows]
+        start += part.num_rows
+        mine = to >= 0
+        for column, values in zip(held, part.columns, strict=True):
+            if column in other or not _is_numeric(values.type):
+                other.setdefault(column, []).extend(values.chunks)
+                continue
+            array = values.to_numpy()
+            out = numeric.get(column)
+            if out is None:
+                out = numeric[column] = np.empty(n, dtype=array.dtype)
+            elif out.dtype != array.dtype:  # ints in one part, floats (nulls) in another
+                out = numeric[column] = out.astype(np.result_type(out.dtype, array.dtype))
+            out[to[mine]] = array[mine]
+        del part
+    columns: dict[str, pd.Series] = {}
+    for column in held:
+        if column in numeric:
+            columns[column] = pd.Series(numeric.pop(column), copy=False)
+        else:
+            gathered = pa.concat_arrays(other.pop(column)).take(order)
+            if column in CATEGORICAL_COLUMNS:
+                gathered = gathered.dictionary_encode()
+            columns[column] = gathered.to_pandas()
+    return pd.DataFrame(columns, copy=False), order, len(dest)
 
 
 def _summaries(
@@ -278,7 +409,8 @@ def load_run(
         The run folder (a path or a URI such as ``s3://bucket/prefix``).
     extra_columns : tuple of str
         Result columns to hold for every config besides :data:`WHOLE_COLUMNS` and the grid's
-        parameters (the heatmap's metric); names the parts lack are ignored.
+        parameters that vary (all of them if none does): the heatmap's metric and axes;
+        names the parts lack are ignored.
     auditor : PartAuditor, optional
         How every part is checked and (v2) its rows hashed again: one pass over each part,
         here (the default) or as Ray tasks (``sweep.runner._status.part_auditor``).
@@ -300,7 +432,8 @@ def load_run(
     good = sorted((a for a in audits if a.check.name in passed), key=lambda a: a.check.name)
     names = [a.check.name for a in good]
     all_columns = tuple(good[0].schema.names) if good and good[0].schema else ()
-    wanted = {*WHOLE_COLUMNS, *manifest.grid.param_names, *extra_columns}
+    params = manifest.grid.varying or manifest.grid.param_names
+    wanted = {*WHOLE_COLUMNS, *params, *extra_columns}
     keep = [c for c in all_columns if c in wanted]  # the parts' order
     results, digest, row_order, rows_in_parts = _good_results(store, names, keep, v1)
     if good and not v1:

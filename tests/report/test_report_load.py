@@ -11,7 +11,7 @@ import pytest
 
 from sweep import load_results, results_hash
 from sweep.engine._metrics import block_columns
-from sweep.report._load import WHOLE_COLUMNS, load_run
+from sweep.report._load import CATEGORICAL_COLUMNS, WHOLE_COLUMNS, load_run
 from sweep.report._ranking import ranked
 from tests.sweep.test_hostile_folder_files import part_files, write_part
 
@@ -30,11 +30,18 @@ def _whole_table(run_dir) -> pd.DataFrame:
 def test_the_reader_holds_the_whole_columns_and_the_hash_of_the_rows(runs, name):
     run = load_run(runs[name], extra_columns=("turnover",))
     whole = _whole_table(runs[name])
-    params = run.param_names
+    params = run.varying or run.param_names
     assert list(run.results.columns) == [
         c for c in run.columns if c in {*WHOLE_COLUMNS, *params, "turnover"}
     ]
-    pd.testing.assert_frame_equal(run.results, whole[list(run.results.columns)])
+    assert "config_id" not in run.results.columns and set(run.varying) < set(run.param_names)
+    held = run.results.copy()
+    for column in CATEGORICAL_COLUMNS:  # held as categoricals, the same values
+        assert isinstance(held[column].dtype, pd.CategoricalDtype)
+        held[column] = held[column].astype(whole[column].dtype)
+    pd.testing.assert_frame_equal(held, whole[list(held.columns)])
+    everything = np.arange(len(run.results))
+    assert run.config_ids(everything[::-1]) == whole["config_id"].tolist()[::-1]
     assert run.table_hash == results_hash(runs[name])
     blocks = _block_columns(run)
     assert set(run.columns) == set(whole.columns) and blocks <= set(run.columns)
@@ -49,9 +56,10 @@ def test_complete_rows_are_the_whole_table_rows_in_the_order_asked(runs, name):
     blocks = _block_columns(run)
     expect = whole.iloc[shown.index][[c for c in run.columns if c not in blocks]]
     pd.testing.assert_frame_equal(complete, expect)
-    sums, sums_sq = run.block_statistics(np.asarray(shown.index[::-1], dtype=np.int64))
+    counts, sums, sums_sq = run.block_statistics(np.asarray(shown.index[::-1], dtype=np.int64))
     sums_cols, sq_cols = block_columns(run.manifest.run_key.pbo_blocks)
     back = whole.iloc[shown.index[::-1]]
+    np.testing.assert_array_equal(counts, back["blk_n"].to_numpy())
     np.testing.assert_array_equal(sums, back[sums_cols].to_numpy())
     np.testing.assert_array_equal(sums_sq, back[sq_cols].to_numpy())
 
