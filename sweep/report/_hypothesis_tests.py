@@ -173,7 +173,8 @@ def recompute_returns(
     t = returns.shape[1]
     path = path_statistics(returns, run.manifest.run_key.pbo_blocks)
     again = moments_from_path(path, t).sharpe
-    stored = rows["sharpe"].to_numpy(dtype=np.float64)
+    (stored,) = run.reread_floats(rows.index.to_numpy(), ["sharpe"])  # not held
+    stored = stored[:, 0]
     same = (again == stored) | (np.isnan(again) & np.isnan(stored))
     diff = np.abs(again - stored)
     info = replace(
@@ -572,20 +573,21 @@ def testing_section(
         return Unavailable(reason="no config finished with status ok"), None, empty
     sharpes = frame["excess_sharpe"].to_numpy(dtype=np.float64)
     finite = sharpes[np.isfinite(sharpes)]
+    n_obs = int(run.facts.first_n_obs or 0)
     naive = int(finite.size)
     winner = _winner(run, frame, run.param_names)
     variance = float(np.var(finite, ddof=1)) if finite.size > 1 else math.nan
     with steps.step("sweep-wide tests"):
         sweep_wide = sweep_wide_tests(
-            run.null_summary, frame, winner, options.alpha, run.config_ids
+            run.null_summary, frame, winner, options.alpha, run.config_ids, n_obs
         )
-        implied = implied_trials(run.null_summary, frame)
+        implied = implied_trials(run.null_summary, run.facts)
     with steps.step("configs called real"):
         varying = [p for p in run.param_names if p in set(run.varying)] or run.param_names
         called = discoveries(
             run.null_summary, frame, varying, options.alpha, options.fdp_gamma, run.config_ids
         )
-        detectable = detectable_effect(run.null_summary, frame, options.alpha, ppy)
+        detectable = detectable_effect(run.null_summary, run.facts, len(frame), options.alpha, ppy)
     with steps.step("deflated Sharpe ratio"):
         deflated = (
             deflation(

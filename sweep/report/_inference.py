@@ -38,6 +38,7 @@ from sweep.report._sections import (
     Unavailable,
     Winner,
 )
+from sweep.report._sweep_facts import SweepFacts
 
 #: Grid indices listed per StepM set in report.json.
 LISTED_IDS = 20
@@ -67,6 +68,7 @@ def sweep_wide_tests(
     winner: Winner | None,
     alpha: float,
     config_ids: ConfigIds,
+    n_obs: int,
 ) -> SweepWideTests | Unavailable:
     """Reality Check, SPA, StepM and the winner's sweep-wide p-value.
 
@@ -75,14 +77,15 @@ def sweep_wide_tests(
     summary : NullSummary or None
         Merged over the good parts (None: the sweep has no bootstrap).
     frame : pandas.DataFrame
-        The ok configs (``grid_index``, ``excess_mean``, ``t_stat``, ``n_obs``), in
-        ``config_id`` order.
+        The ok configs (``grid_index``, ``excess_mean``, ``t_stat``), in ``config_id`` order.
     winner : Winner or None
         The winner.
     alpha : float
         Level of StepM.
     config_ids : callable
         The ids of rows of ``frame`` by label, read for the few named.
+    n_obs : int
+        Periods of each config's returns.
 
     Returns
     -------
@@ -93,7 +96,6 @@ def sweep_wide_tests(
         return Unavailable(
             reason="the sweep has no bootstrap replications (metrics.bootstrap_reps = 0)"
         )
-    n_obs = int(frame["n_obs"].iloc[0])
     index = frame["grid_index"].to_numpy(dtype=np.int64)
     t_stat = frame["t_stat"].to_numpy(dtype=np.float64)
     try:
@@ -146,22 +148,7 @@ def sweep_wide_tests(
     )
 
 
-def null_sharpe_std(frame: pd.DataFrame) -> float | None:
-    """Root mean square over configs of ``ω̂ / (√n · sd)``: a null Sharpe ratio's spread.
-
-    None when no config has a non-constant excess series.
-    """
-    n_obs = frame["n_obs"].to_numpy(dtype=np.float64)
-    omega = frame["omega"].to_numpy(dtype=np.float64)
-    std = frame["excess_std"].to_numpy(dtype=np.float64)
-    live = (std > 0) & np.isfinite(omega) & (n_obs > 0)
-    if not live.any():
-        return None
-    sd_null = omega[live] / (np.sqrt(n_obs[live]) * std[live])
-    return float(np.sqrt(np.mean(sd_null**2)))
-
-
-def implied_trials(summary: NullSummary | None, frame: pd.DataFrame) -> ImpliedTrials | Unavailable:
+def implied_trials(summary: NullSummary | None, facts: SweepFacts) -> ImpliedTrials | Unavailable:
     """The bootstrap-implied number of trials and the null Sharpe spread behind it.
 
     The null standard deviation of one config's Sharpe ratio is ``ω̂ / (√n · sd)`` (its
@@ -170,7 +157,7 @@ def implied_trials(summary: NullSummary | None, frame: pd.DataFrame) -> ImpliedT
     """
     if summary is None:
         return Unavailable(reason="no bootstrap replications")
-    sigma = null_sharpe_std(frame)
+    sigma = facts.null_sharpe_std
     finite_max = summary.null_sharpe[np.isfinite(summary.null_sharpe)]
     if sigma is None or finite_max.size == 0:
         return Unavailable(reason="no config with a non-constant excess series")
@@ -221,15 +208,21 @@ DETECTION_POWER = 0.8
 
 
 def detectable_effect(
-    summary: NullSummary | None, frame: pd.DataFrame, alpha: float, periods_per_year: float
+    summary: NullSummary | None,
+    facts: SweepFacts,
+    ok_configs: int,
+    alpha: float,
+    periods_per_year: float,
 ) -> DetectableSharpe | Unavailable:
     """The smallest annualised excess Sharpe ratio the sweep-wide test detects at 80% power.
 
-    See :func:`stats.minimum_detectable_effect` for the model and its references.
+    ``ok_configs`` counts the configs that finished ok (the test's size when the summary
+    does not say). See :func:`stats.minimum_detectable_effect` for the model and its
+    references.
     """
     if summary is None:
         return Unavailable(reason="no bootstrap replications (metrics.bootstrap_reps = 0)")
-    sigma = null_sharpe_std(frame)
+    sigma = facts.null_sharpe_std
     if sigma is None or not sigma > 0:
         return Unavailable(reason="no config with a non-constant excess series")
     try:
@@ -251,8 +244,8 @@ def detectable_effect(
         critical_value=d.critical_value,
         sweep_critical_value=d.sweep_critical_value,
         null_sharpe_std=sigma,
-        periods=int(frame["n_obs"].max()),
-        configs=summary.n_configs if summary.n_configs else len(frame),
+        periods=int(facts.max_n_obs or 0),
+        configs=summary.n_configs if summary.n_configs else ok_configs,
         model=(
             "a config whose true per-period excess Sharpe ratio is θ has t ≈ N(θ/σ, 1), "
             f"σ = {sigma:.4g} the null spread of one config's Sharpe ratio (block-bootstrap "

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from stats import FoldSummary, NullSummary
 from sweep.engine._metrics import block_columns
+from sweep.report._sweep_facts import REDUCED_COLUMNS, SweepFacts, sweep_facts
 from sweep.store._fold_summary import merged_folds
 from sweep.store._null_summary import merged_summary
 from sweep.store._part_audit import PartAuditor, audit_here, audited_hash
@@ -45,13 +46,9 @@ WHOLE_COLUMNS = (
     "error",
     "excess_sharpe",
     "excess_sharpe_ann",
-    "sharpe",
     "t_stat",
     "p_value",
-    "n_obs",
     "excess_mean",
-    "excess_std",
-    "omega",
 )
 
 #: Columns held as pandas categoricals: a byte or so per config instead of a string.
@@ -99,6 +96,9 @@ class RunData:
         The table hash version the folder carries.
     columns : tuple of str
         Every result column the parts hold, in their order.
+    facts : SweepFacts
+        What the report needs of the columns it reduces as it reads them
+        (:data:`sweep.report._sweep_facts.REDUCED_COLUMNS`, not held per config).
     """
 
     location: str
@@ -115,6 +115,7 @@ class RunData:
     fold_summary: FoldSummary | None = None
     table_hash_version: str = TABLE_HASH_V1
     columns: tuple[str, ...] = ()
+    facts: SweepFacts = field(default_factory=SweepFacts)
 
     def _parts_holding(
         self, rows: NDArray[np.integer]
@@ -434,8 +435,11 @@ def load_run(
     all_columns = tuple(good[0].schema.names) if good and good[0].schema else ()
     params = manifest.grid.varying or manifest.grid.param_names
     wanted = {*WHOLE_COLUMNS, *params, *extra_columns}
-    keep = [c for c in all_columns if c in wanted]  # the parts' order
+    keep = [c for c in all_columns if c in wanted or c in REDUCED_COLUMNS]  # the parts' order
     results, digest, row_order, rows_in_parts = _good_results(store, names, keep, v1)
+    facts = sweep_facts(results)
+    held = [c for c in results.columns if c in wanted]
+    results = pd.DataFrame({c: results[c] for c in held}, copy=False)
     if good and not v1:
         digest = audited_hash(store, good, manifest.total).digest
     null_summary, folds = (
@@ -466,4 +470,5 @@ def load_run(
         fold_summary=folds,
         table_hash_version=manifest.hash_version,
         columns=all_columns,
+        facts=facts,
     )

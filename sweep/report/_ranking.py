@@ -272,7 +272,7 @@ def results_section(
         sorted_by="excess_sharpe (over the benchmark), descending; ties by config_id",
         top=top,
         sharpe_ann_summary=_summary(finite),
-        constant_configs=int((~np.isfinite(frame["sharpe"].to_numpy())).sum()),
+        constant_configs=run.facts.constant_configs,
         sharpe_ann_histogram=histogram(counts, edges),
         heatmap=None if hm is None else _heatmap_record(hm),
         profile=None

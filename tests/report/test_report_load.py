@@ -13,6 +13,7 @@ from sweep import load_results, results_hash
 from sweep.engine._metrics import block_columns
 from sweep.report._load import CATEGORICAL_COLUMNS, WHOLE_COLUMNS, load_run
 from sweep.report._ranking import ranked
+from sweep.report._sweep_facts import REDUCED_COLUMNS
 from tests.sweep.test_hostile_folder_files import part_files, write_part
 
 
@@ -90,3 +91,20 @@ def test_a_bad_part_leaves_its_rows_out_of_the_reads_back(runs, tmp_path):
     assert len(run.results) == good_rows < run.total
     complete = run.complete_rows(run.results)
     assert complete["grid_index"].tolist() == run.results["grid_index"].tolist()
+
+
+@pytest.mark.parametrize("name", ["complete", "failing"])
+def test_the_reduced_columns_give_the_facts_of_the_whole_table(runs, name):
+    run = load_run(runs[name])
+    whole = _whole_table(runs[name])
+    ok = whole[whole["status"] == "ok"]
+    assert not set(REDUCED_COLUMNS) & set(run.results.columns)
+    assert run.facts.first_n_obs == int(ok["n_obs"].iloc[0])
+    assert run.facts.max_n_obs == int(ok["n_obs"].max())
+    assert run.facts.constant_configs == int((~np.isfinite(ok["sharpe"])).sum())
+    n, omega, sd = (ok[c].to_numpy(dtype=np.float64) for c in ("n_obs", "omega", "excess_std"))
+    live = (sd > 0) & np.isfinite(omega)
+    expect = np.sqrt(np.mean((omega[live] / (np.sqrt(n[live]) * sd[live])) ** 2))
+    assert run.facts.null_sharpe_std == pytest.approx(expect, rel=1e-15)
+    if name == "failing":
+        assert (whole["status"] != "ok").any()
