@@ -51,8 +51,24 @@ WHOLE_COLUMNS = (
     "excess_mean",
 )
 
-#: Columns held as pandas categoricals: a byte or so per config instead of a string.
+#: Columns held as pandas categoricals (with the grid's parameters): a byte or so per config
+#: instead of a string or a float. :func:`values_of` gives a column's plain values back.
 CATEGORICAL_COLUMNS = ("status", "error")
+
+
+def values_of(frame: pd.DataFrame, column: str) -> pd.Series:
+    """A column of the held results with its values as the parts hold them (not categorical)."""
+    series = frame[column]
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return series.astype(series.dtype.categories.dtype)
+    return series
+
+
+def _as_categorical(series: pd.Series) -> pd.Series:
+    """The column as a categorical with its categories sorted (no copy if it is one)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return series
+    return series.astype("category")
 
 
 @dataclass(frozen=True)
@@ -237,7 +253,11 @@ class RunData:
         sums_cols, sq_cols = block_columns(self.manifest.run_key.pbo_blocks)
         blocks = set(sums_cols + sq_cols)
         columns = [c for c in self.columns if c not in blocks]
-        missing = [c for c in columns if c not in rows.columns or c in CATEGORICAL_COLUMNS]
+        missing = [
+            c
+            for c in columns
+            if c not in rows.columns or isinstance(rows[c].dtype, pd.CategoricalDtype)
+        ]
         if not missing or rows.empty:
             return rows
         positions = self.results.index.get_indexer(rows.index).astype(np.int64)
@@ -438,8 +458,15 @@ def load_run(
     keep = [c for c in all_columns if c in wanted or c in REDUCED_COLUMNS]  # the parts' order
     results, digest, row_order, rows_in_parts = _good_results(store, names, keep, v1)
     facts = sweep_facts(results)
-    held = [c for c in results.columns if c in wanted]
-    results = pd.DataFrame({c: results[c] for c in held}, copy=False)
+    categorical = {*CATEGORICAL_COLUMNS, *params}
+    results = pd.DataFrame(
+        {
+            c: _as_categorical(results[c]) if c in categorical else results[c]
+            for c in results.columns
+            if c in wanted
+        },
+        copy=False,
+    )
     if good and not v1:
         digest = audited_hash(store, good, manifest.total).digest
     null_summary, folds = (

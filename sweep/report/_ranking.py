@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from sweep.errors import SweepError, close_matches
-from sweep.report._load import RunData
+from sweep.report._load import RunData, values_of
 from sweep.report._options import ReportOptions
 from sweep.report._sections import (
     Distribution,
@@ -141,7 +141,7 @@ def choose_heatmap_axes(
     varying = multi_valued_axes(run)
     if len(varying) < 2:
         return None, "automatic"
-    distinct = {n: int(frame[n].nunique()) for n in varying}
+    distinct = {n: int(values_of(frame, n).nunique()) for n in varying}
     best = sorted(varying, key=lambda n: (-distinct[n], varying.index(n)))[:2]
     best.sort(key=varying.index)
     return (best[0], best[1]), "automatic"
@@ -152,7 +152,8 @@ def heatmap(
 ) -> Heatmap:
     """The metric's maximum for each (x, y) pair over the other axes."""
     x, y = axes
-    grouped = frame.groupby([y, x], sort=True)[metric].max()
+    plain_values = pd.DataFrame({c: values_of(frame, c) for c in dict.fromkeys((y, x, metric))})
+    grouped = plain_values.groupby([y, x], sort=True)[metric].max()
     table = grouped.unstack(x).sort_index(axis=0).sort_index(axis=1)
     others = [n for n in multi_valued_axes(run) if n not in axes]
     return Heatmap(
@@ -260,7 +261,12 @@ def results_section(
     varying = multi_valued_axes(run)
     if hm is None and len(varying) == 1:
         axis = varying[0]
-        line = frame.groupby(axis, sort=True)[options.heatmap_metric].max()
+        metric = options.heatmap_metric
+        line = (
+            pd.DataFrame({c: values_of(frame, c) for c in dict.fromkeys((axis, metric))})
+            .groupby(axis, sort=True)[metric]
+            .max()
+        )
         profile = (
             axis,
             [plain(v) for v in line.index],

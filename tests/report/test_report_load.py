@@ -11,7 +11,7 @@ import pytest
 
 from sweep import load_results, results_hash
 from sweep.engine._metrics import block_columns
-from sweep.report._load import CATEGORICAL_COLUMNS, WHOLE_COLUMNS, load_run
+from sweep.report._load import CATEGORICAL_COLUMNS, WHOLE_COLUMNS, load_run, values_of
 from sweep.report._ranking import ranked
 from sweep.report._sweep_facts import REDUCED_COLUMNS
 from tests.sweep.test_hostile_folder_files import part_files, write_part
@@ -37,9 +37,10 @@ def test_the_reader_holds_the_whole_columns_and_the_hash_of_the_rows(runs, name)
     ]
     assert "config_id" not in run.results.columns and set(run.varying) < set(run.param_names)
     held = run.results.copy()
-    for column in CATEGORICAL_COLUMNS:  # held as categoricals, the same values
+    for column in [*CATEGORICAL_COLUMNS, *params]:  # held as categoricals, the same values
         assert isinstance(held[column].dtype, pd.CategoricalDtype)
-        held[column] = held[column].astype(whole[column].dtype)
+        held[column] = values_of(held, column).astype(whole[column].dtype)
+    assert values_of(run.results, params[0]).dtype == whole[params[0]].dtype
     pd.testing.assert_frame_equal(held, whole[list(held.columns)])
     everything = np.arange(len(run.results))
     assert run.config_ids(everything[::-1]) == whole["config_id"].tolist()[::-1]
