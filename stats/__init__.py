@@ -12,6 +12,7 @@ Bad inputs raise :class:`StatsInputError` (a ``ValueError``); ``stats`` imports 
 from stats._amortization import AmortizationFit, AmortizationLaw, fit_amortization
 from stats._bootstrap import BLOCK_METHODS, block_starts_and_lengths
 from stats._bootstrap_variance import bootstrap_long_run_sd
+from stats._cscv_kernel import cscv_best_and_ranks
 from stats._data_snooping import (
     ConfigNullStats,
     DataSnoopingResult,
@@ -68,6 +69,7 @@ from stats._multiple_comparison import (
 from stats._pbo import (
     BlockStats,
     PBOResult,
+    SplitRunner,
     block_statistics,
     pbo_from_block_stats,
     probability_of_backtest_overfitting,
@@ -112,6 +114,7 @@ __all__ = [
     "PathStatistics",
     "ResampleDraws",
     "ReturnMoments",
+    "SplitRunner",
     "StatsInputError",
     "StepMResult",
     "USLFit",
@@ -125,6 +128,7 @@ __all__ = [
     "consistent_threshold",
     "cpcv_folds",
     "cpcv_paths",
+    "cscv_best_and_ranks",
     "data_snooping_tests",
     "deflated_sharpe_ratio",
     "effective_number_of_trials",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,6 +21,15 @@ PBOMetric = Literal["sharpe", "mean"]
 PBO_METRICS: tuple[str, ...] = ("sharpe", "mean")
 #: Largest number of splits C(S, S/2) accepted (S = 22 gives 705,432; S = 24 is refused).
 MAX_SPLITS = 1_000_000
+
+#: What runs CSCV's splits: ``(counts, sums, sums_sq, combos, sharpe) -> (best, rank)``, as
+#: :func:`stats._cscv_kernel.cscv_best_and_ranks` does. Each split's answer depends on that
+#: split alone, so a runner may hand disjoint rows of ``combos`` to several processes and
+#: put their answers back in order (``sweep report --address`` runs them as Ray tasks).
+SplitRunner = Callable[
+    [FloatArray, FloatArray, FloatArray, NDArray[np.int8], bool],
+    tuple[NDArray[np.int64], FloatArray],
+]
 
 
 @dataclass(frozen=True)
@@ -210,6 +220,7 @@ def pbo_from_block_stats(
     sums_sq: ArrayLike | None = None,
     *,
     metric: PBOMetric = "sharpe",
+    run_splits: SplitRunner = cscv_best_and_ranks,
 ) -> PBOResult:
     """Probability of backtest overfitting from per-block sufficient statistics.
 
@@ -224,6 +235,9 @@ def pbo_from_block_stats(
         Sum of squared returns over each block; required for ``metric="sharpe"``.
     metric : {"sharpe", "mean"}
         Per-period Sharpe ratio (``ddof=1``) or mean return of the pooled blocks.
+    run_splits : SplitRunner, optional
+        What computes each split's in-sample best and its out-of-sample rank: the compiled
+        kernel in this process by default; any runner gives the same result, bit for bit.
 
     Returns
     -------
@@ -284,7 +298,7 @@ def pbo_from_block_stats(
             f"counts: expected at least 2 periods in each half for a Sharpe ratio, got {min_rows:g}"
         )
 
-    best, rank = cscv_best_and_ranks(cnt, x_sum, x_sq, combos, sharpe=metric == "sharpe")
+    best, rank = run_splits(cnt, x_sum, x_sq, combos, metric == "sharpe")
     in_sample = np.zeros((n_splits, s))
     in_sample[np.arange(n_splits)[:, np.newaxis], combos] = 1.0
     is_best = _pooled_metric(in_sample, cnt[best], x_sum[best], x_sq[best], metric)

@@ -1,4 +1,4 @@
-"""A part-audit task body that kills its own worker the first time (Ray retries it).
+"""Task bodies that kill their own worker the first time (Ray retries them).
 
 Importable by Ray workers (the repository root is on their path): the marker file says
 whether the kill already happened, so the retry runs the real body.
@@ -10,18 +10,40 @@ import os
 import signal
 from pathlib import Path
 
+import numpy as np
+from numpy.typing import NDArray
+
+from sweep.executors._part_tasks import cscv_split_chunk
 from sweep.store._part_audit import PartAudit, audit_parts
+
+
+def _die_once(marker: str) -> None:
+    """SIGKILL this worker process unless ``marker`` exists (then create it first)."""
+    try:
+        with Path(marker).open("x") as fh:  # exactly one task of the run creates it
+            fh.write(str(os.getpid()))
+    except FileExistsError:
+        return
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("unreachable")
 
 
 def audit_or_die_once(
     location: str, names: list[str], rehash: bool, marker: str
 ) -> list[PartAudit]:
     """:func:`audit_parts`, after a SIGKILL of this worker process on the first call."""
-    flag = Path(marker)
-    try:
-        with flag.open("x") as fh:  # exactly one task of the run creates it
-            fh.write(str(os.getpid()))
-    except FileExistsError:
-        return audit_parts(location, names, rehash)
-    os.kill(os.getpid(), signal.SIGKILL)
-    raise AssertionError("unreachable")
+    _die_once(marker)
+    return audit_parts(location, names, rehash)
+
+
+def splits_or_die_once(
+    counts: NDArray[np.float64],
+    sums: NDArray[np.float64],
+    sums_sq: NDArray[np.float64],
+    combos: NDArray[np.int8],
+    sharpe: bool,
+    marker: str,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """:func:`cscv_split_chunk`, after a SIGKILL of this worker process on the first call."""
+    _die_once(marker)
+    return cscv_split_chunk(counts, sums, sums_sq, combos, sharpe)

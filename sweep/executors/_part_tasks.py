@@ -1,12 +1,13 @@
 """The passes after a sweep as Ray tasks over groups of parts (``--address``).
 
-``sweep verify`` and ``sweep results --top`` do their per-part work (a part's checks and
-digest; a part's best rows) in one function of a folder location and some part names.
+``sweep verify``, ``sweep results --top`` and ``sweep report`` do their per-part work (a
+part's checks and digest; a part's best rows) in one function of a folder location and some
+part names.
 :func:`map_part_groups` runs such a function as Ray tasks, one per group of parts, at most
 ``2 * CPUs`` in flight, and returns the per-group results in the order of the groups, so
 the driver holds only what each part leaves behind. A task whose worker or node dies is
 retried by Ray (``max_retries``); an exception inside the function is not retried and
-reaches the caller.
+reaches the caller. :func:`cscv_splits_on_ray` runs the report's PBO splits the same way.
 
 The folder must be reachable by the same location from every node: a URI (``s3://``,
 ``gs://``) or a path on a shared filesystem (a local path is made absolute first).
@@ -18,6 +19,10 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
+from numpy.typing import NDArray
+
+from stats import SplitRunner, cscv_best_and_ranks
 from sweep.common._fs import LocalFilesystem
 from sweep.errors import ExecutionError
 from sweep.executors._ray import MAX_RETRIES
@@ -134,3 +139,84 @@ def _result(ref: Any) -> Any:
         raise cause from exc
     except ray.exceptions.RayError as exc:
         raise ExecutionError(f"a Ray task failed after {MAX_RETRIES} retries: {exc}") from exc
+
+
+# --- PBO's splits as Ray tasks (sweep report --address) -----------------------------------
+
+
+def cscv_split_chunk(
+    counts: NDArray[np.float64],
+    sums: NDArray[np.float64],
+    sums_sq: NDArray[np.float64],
+    combos: NDArray[np.int8],
+    sharpe: bool,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """:func:`stats.cscv_best_and_ranks` for some splits, on the task's own CPUs.
+
+    ``counts`` may be one row, shared by every strategy (it is sent so, not broadcast).
+    """
+    import numba
+    import ray
+
+    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
+    most = int(getattr(numba.config, "NUMBA_NUM_THREADS", 1))
+    numba.set_num_threads(max(1, min(most, int(cpus))))
+    full = np.broadcast_to(counts, sums.shape)
+    return cscv_best_and_ranks(full, sums, sums_sq, combos, sharpe)
+
+
+def cscv_splits_on_ray(
+    address: str | None,
+    body: Callable[..., tuple[NDArray[np.int64], NDArray[np.float64]]] = cscv_split_chunk,
+    extra: tuple[Any, ...] = (),
+) -> SplitRunner:
+    """A :data:`stats.SplitRunner` that runs PBO's splits as Ray tasks on ``address``.
+
+    The block statistics go to the object store once; each task takes a run of splits
+    (``GROUPS_PER_CPU`` runs per CPU of the cluster) and the answers are put back in split
+    order, so the result is the in-process one bit for bit. A task whose worker dies is
+    retried by Ray.
+
+    Parameters
+    ----------
+    address : str, optional
+        The cluster to join; None uses an already-initialised Ray, or starts a local one.
+    body : callable, optional
+        The task: :func:`cscv_split_chunk` (tests give one that kills its worker once).
+    extra : tuple, optional
+        Further arguments of ``body``.
+    """
+
+    def run(
+        counts: NDArray[np.float64],
+        sums: NDArray[np.float64],
+        sums_sq: NDArray[np.float64],
+        combos: NDArray[np.int8],
+        sharpe: bool,
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        import ray
+
+        owns = _join(address)
+        try:
+            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
+            task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(body)
+            shared = counts[:1] if counts.strides[0] == 0 else counts  # one row, broadcast
+            counts_ref, sums_ref, sq_ref = (
+                ray.put(np.ascontiguousarray(a)) for a in (shared, sums, sums_sq)
+            )
+            runs = GROUPS_PER_CPU * cpus
+            bounds = [len(combos) * k // runs for k in range(runs + 1)]
+            pending = [
+                task.remote(counts_ref, sums_ref, sq_ref, combos[a:b], sharpe, *extra)
+                for a, b in itertools.pairwise(bounds)
+                if b > a
+            ]
+            answers = [_result(ref) for ref in pending]
+        finally:
+            if owns:
+                ray.shutdown()
+        best = np.concatenate([a[0] for a in answers])
+        rank = np.concatenate([a[1] for a in answers])
+        return best, rank
+
+    return run

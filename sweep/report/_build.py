@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from stats import SplitRunner, cscv_best_and_ranks
 from sweep._version import ENGINE_VERSION
 from sweep.common._jsonable import JSONObject
 from sweep.common._serial import RecordFormatError, from_json, to_json
@@ -160,6 +161,7 @@ def build_report(
     options: ReportOptions | None = None,
     *,
     auditor: PartAuditor | None = None,
+    pbo_splits: SplitRunner = cscv_best_and_ranks,
 ) -> Report:
     """Build the audit report of a run folder.
 
@@ -173,6 +175,9 @@ def build_report(
         How the parts are checked and re-hashed (:func:`sweep.report._load.load_run`): in
         this process by default, or as Ray tasks (``sweep report --address``). The report
         is the same either way.
+    pbo_splits : SplitRunner, optional
+        What runs PBO's CSCV splits: the compiled kernel here by default, or Ray tasks
+        (``sweep report --address``); the same result either way.
 
     Returns
     -------
@@ -193,7 +198,7 @@ def build_report(
             results, results_plot = results_section(run, options)
         with steps.step("out of sample"):
             oos, oos_plot = out_of_sample_section(run, options)
-        testing, verdict, testing_plot = testing_section(run, options, steps, oos)
+        testing, verdict, testing_plot = testing_section(run, options, steps, oos, pbo_splits)
         with steps.step("scaling"):
             scaling, bench = scaling_section(run, options.bench_dir)
             scaling = replace(

@@ -24,6 +24,8 @@ from numpy.typing import NDArray
 
 from stats import (
     PBOResult,
+    SplitRunner,
+    cscv_best_and_ranks,
     deflated_sharpe_ratio,
     effective_number_of_trials,
     expected_max_sharpe,
@@ -345,7 +347,7 @@ def deflation(
 
 
 def _pbo(
-    run: RunData, frame: pd.DataFrame, options: ReportOptions
+    run: RunData, frame: pd.DataFrame, options: ReportOptions, run_splits: SplitRunner
 ) -> tuple[PBOSection | Unavailable, PBOResult | None]:
     pick, sampled = _sample(len(frame), options.max_pbo_configs, options.sample_seed, 1)
     positions = frame.index.to_numpy()[pick] if sampled else frame.index.to_numpy()
@@ -359,7 +361,9 @@ def _pbo(
         else np.repeat(counts[:, None], s, axis=1)
     )
     try:
-        res = pbo_from_block_stats(block_counts, sums, sums_sq, metric="sharpe")
+        res = pbo_from_block_stats(
+            block_counts, sums, sums_sq, metric="sharpe", run_splits=run_splits
+        )
     except USER_ERRORS as exc:
         return Unavailable(reason=str(exc)), None
     del sums, sums_sq
@@ -540,6 +544,7 @@ def testing_section(
     options: ReportOptions,
     steps: Steps,
     oos: OutOfSampleSection | Unavailable | None = None,
+    pbo_splits: SplitRunner = cscv_best_and_ranks,
 ) -> tuple[MultipleTestingSection | Unavailable, Verdict | None, TestingPlotData]:
     """Section 5 of the report, with the verdict.
 
@@ -553,6 +558,8 @@ def testing_section(
         Progress and timings of the long steps.
     oos : OutOfSampleSection or Unavailable, optional
         The out-of-sample section: with walk-forward, its PSR decides "holds out of sample".
+    pbo_splits : SplitRunner, optional
+        What runs PBO's splits (here, or Ray tasks with ``sweep report --address``).
 
     Returns
     -------
@@ -602,7 +609,7 @@ def testing_section(
             else None
         )
     with steps.step("probability of backtest overfitting"):
-        pbo, pbo_result = _pbo(run, frame, options)
+        pbo, pbo_result = _pbo(run, frame, options, pbo_splits)
     reps = int(run.manifest.metric_options.get("bootstrap_reps", 0))
     returns_info, dims = _dimensionality(run, frame, options, steps)
     std = math.sqrt(variance) if math.isfinite(variance) else 0.0

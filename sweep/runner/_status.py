@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 import pandas as pd
 import pyarrow.compute as pc
 
+from stats import SplitRunner, cscv_best_and_ranks
 from sweep.common._range_set import RangeSet
 from sweep.common._serial import JSONRecord
 from sweep.errors import RunFolderError, SweepError, close_matches
-from sweep.executors._part_tasks import map_part_groups, worker_location
+from sweep.executors._part_tasks import cscv_splits_on_ray, map_part_groups, worker_location
 from sweep.plan._eta import eta
 from sweep.store._null_summary import merged_summary, summary_digest
 from sweep.store._part_audit import (
@@ -305,6 +306,14 @@ def part_auditor(address: str | None) -> PartAuditor:
         return [audit for group in groups for audit in group]
 
     return on_ray
+
+
+def pbo_split_runner(address: str | None) -> SplitRunner:
+    """How the report runs PBO's splits: the compiled kernel here, or Ray tasks on ``address``.
+
+    The same result either way (:func:`sweep.executors._part_tasks.cscv_splits_on_ray`).
+    """
+    return cscv_best_and_ranks if address is None else cscv_splits_on_ray(address)
 
 
 def verify_run(run_dir: str | os.PathLike[str], *, address: str | None = None) -> Verification:

@@ -11,6 +11,7 @@ from scipy.stats import rankdata
 from stats import (
     StatsInputError,
     block_statistics,
+    cscv_best_and_ranks,
     pbo_from_block_stats,
     probability_of_backtest_overfitting,
 )
@@ -194,3 +195,42 @@ def test_many_strategies_agree_with_a_plain_numpy_cscv() -> None:
         star = int(np.argmax(is_perf))
         assert res.best_in_sample[k] == star
         assert res.relative_ranks[k] == rankdata(oos_perf)[star] / (n + 1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    runs=st.integers(min_value=1, max_value=40),
+    seed=st.integers(min_value=0, max_value=2**31 - 1),
+    tied=st.booleans(),
+)
+def test_splits_run_in_any_runs_give_the_same_result(runs: int, seed: int, tied: bool) -> None:
+    """A SplitRunner may cut the splits into runs (Ray tasks): every answer is the same."""
+    rng = np.random.default_rng(seed)
+    n, s = 300, 10
+    sums = rng.standard_normal((n, s)) * 0.1
+    if tied:  # exact ties in and out of sample: the lowest row must still win
+        sums[n // 2 :] = sums[: n - n // 2]
+    sums_sq = sums**2 + rng.uniform(0.5, 1.5, (n, s))
+    counts = np.full(s, 25)
+    seen: list[int] = []
+
+    def in_runs(cnt, x_sum, x_sq, combos, sharpe):  # type: ignore[no-untyped-def]
+        bounds = np.linspace(0, len(combos), runs + 1).astype(int)
+        answers = [
+            cscv_best_and_ranks(cnt, x_sum, x_sq, combos[a:b], sharpe)
+            for a, b in itertools.pairwise(bounds)
+            if b > a
+        ]
+        seen.append(len(answers))
+        return np.concatenate([a[0] for a in answers]), np.concatenate([a[1] for a in answers])
+
+    whole = pbo_from_block_stats(counts, sums, sums_sq)
+    cut = pbo_from_block_stats(counts, sums, sums_sq, run_splits=in_runs)
+    assert seen == [min(runs, whole.n_splits)]
+    np.testing.assert_array_equal(cut.best_in_sample, whole.best_in_sample)
+    np.testing.assert_array_equal(cut.logits, whole.logits)
+    assert (cut.pbo, cut.prob_oos_loss, cut.degradation_slope) == (
+        whole.pbo,
+        whole.prob_oos_loss,
+        whole.degradation_slope,
+    )

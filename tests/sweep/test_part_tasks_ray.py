@@ -1,4 +1,4 @@
-"""verify and results --top as Ray tasks over parts: the same output as in one process."""
+"""verify, results --top and report as Ray tasks: the same output as in one process."""
 
 from __future__ import annotations
 
@@ -8,16 +8,18 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import psutil
 import pytest
 
+from stats import pbo_from_block_stats
 from sweep import run_sweep, spec_from_dict
-from sweep.executors._part_tasks import map_part_groups, worker_location
+from sweep.executors._part_tasks import cscv_splits_on_ray, map_part_groups, worker_location
 from sweep.runner._status import results_frame, verify_run
 from sweep.store._part_audit import audit_part
 from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict
-from tests.part_task_helpers import audit_or_die_once
+from tests.part_task_helpers import audit_or_die_once, splits_or_die_once
 
 pytestmark = pytest.mark.ray
 SWEEP = [sys.executable, "-m", "sweep"]
@@ -188,3 +190,31 @@ def test_a_report_driver_killed_mid_pass_reruns_to_the_same_report(run_dir, addr
     here = _cli("report", str(run_dir), "--out", str(tmp_path / "here"), "--quiet")
     assert here.returncode == 0, here.stderr
     assert _report_json(out) == _report_json(tmp_path / "here")
+
+
+# --- sweep report: PBO's splits as Ray tasks ------------------------------------------------
+
+
+def _block_stats(n: int = 2_000, s: int = 12, seed: int = 3):
+    rng = np.random.default_rng(seed)
+    sums = rng.standard_normal((n, s)) * 0.05
+    return np.full(s, 40), sums, sums**2 + rng.uniform(0.5, 1.5, (n, s))
+
+
+def test_pbo_splits_on_ray_give_the_in_process_result(ray_local):
+    counts, sums, sums_sq = _block_stats()
+    here = pbo_from_block_stats(counts, sums, sums_sq)
+    there = pbo_from_block_stats(counts, sums, sums_sq, run_splits=cscv_splits_on_ray(None))
+    np.testing.assert_array_equal(there.best_in_sample, here.best_in_sample)
+    np.testing.assert_array_equal(there.relative_ranks, here.relative_ranks)
+    assert there.pbo == here.pbo
+
+
+def test_a_worker_killed_mid_pbo_is_retried(ray_local, tmp_path):
+    marker = tmp_path / "killed-once"
+    counts, sums, sums_sq = _block_stats(seed=4)
+    dying = cscv_splits_on_ray(None, body=splits_or_die_once, extra=(str(marker),))
+    retried = pbo_from_block_stats(counts, sums, sums_sq, run_splits=dying)
+    assert marker.exists(), "no task killed its worker"
+    here = pbo_from_block_stats(counts, sums, sums_sq)
+    np.testing.assert_array_equal(retried.logits, here.logits)
