@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,14 +37,9 @@ def audit_or_die_once(
     return audit_parts(location, names, rehash)
 
 
-def splits_or_die_once(
-    counts: NDArray[np.float64],
-    sums: NDArray[np.float64],
-    sums_sq: NDArray[np.float64],
-    combos: NDArray[np.int8],
-    sharpe: bool,
-    marker: str,
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """:func:`cscv_split_chunk`, after a SIGKILL of this worker process on the first call."""
+def splits_or_die_once(*args: Any) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """:func:`cscv_split_chunk` of ``args`` but the last (the marker), after a SIGKILL of
+    this worker process on the first call."""
+    *chunk, marker = args
     _die_once(marker)
-    return cscv_split_chunk(counts, sums, sums_sq, combos, sharpe)
+    return cscv_split_chunk(*chunk)
