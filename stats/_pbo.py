@@ -5,9 +5,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -22,14 +21,28 @@ PBO_METRICS: tuple[str, ...] = ("sharpe", "mean")
 #: Largest number of splits C(S, S/2) accepted (S = 22 gives 705,432; S = 24 is refused).
 MAX_SPLITS = 1_000_000
 
-#: What runs CSCV's splits: ``(counts, sums, sums_sq, combos, sharpe) -> (best, rank)``, as
-#: :func:`stats._cscv_kernel.cscv_best_and_ranks` does. Each split's answer depends on that
-#: split alone, so a runner may hand disjoint rows of ``combos`` to several processes and
-#: put their answers back in order (``sweep report --address`` runs them as Ray tasks).
-SplitRunner = Callable[
-    [FloatArray, FloatArray, FloatArray, NDArray[np.int8], bool],
-    tuple[NDArray[np.int64], FloatArray],
-]
+
+class SplitRunner(Protocol):
+    """What runs CSCV's splits, as :func:`stats._cscv_kernel.cscv_best_and_ranks` does.
+
+    Called as ``run(counts, sums, sums_sq, combos, sharpe)`` with the block statistics
+    (each of shape (N, S)), the splits' in-sample block masks ``combos`` (shape
+    (n_splits, S), int8) and whether to rank by Sharpe ratio; returns each split's in-sample
+    best strategy (int64) and that strategy's out-of-sample relative rank (float64). Each
+    split's answer depends on that split alone, so a runner may hand disjoint rows of
+    ``combos`` to several processes and put their answers back in order
+    (``sweep report --address`` runs them as Ray tasks).
+    """
+
+    def __call__(
+        self,
+        counts: FloatArray,
+        sums: FloatArray,
+        sums_sq: FloatArray,
+        combos: NDArray[np.int8],
+        sharpe: bool,
+        /,
+    ) -> tuple[NDArray[np.int64], FloatArray]: ...
 
 
 @dataclass(frozen=True)
