@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sweep.executors._part_tasks import cscv_split_chunk
+from sweep.executors._part_tasks import cscv_split_chunk, returns_chunk
 from sweep.store._part_audit import PartAudit, audit_parts
 
 
@@ -43,3 +43,11 @@ def splits_or_die_once(*args: Any) -> tuple[NDArray[np.int64], NDArray[np.float6
     *chunk, marker = args
     _die_once(marker)
     return cscv_split_chunk(*chunk)
+
+
+def returns_or_die_once(*args: Any) -> NDArray[np.float64]:
+    """:func:`returns_chunk` of ``args`` but the last (the marker), after a SIGKILL of this
+    worker process on the first call."""
+    *chunk, marker = args
+    _die_once(marker)
+    return returns_chunk(*chunk)

@@ -900,15 +900,15 @@ def report(
             "--address",
             envvar="RAY_ADDRESS",
             help="Ray cluster to join: each part is checked and re-hashed there (the report's "
-            "integrity pass, as in sweep verify), and PBO's splits run there; the folder must "
-            "be reachable from every node. The report is the same.",
+            "integrity pass, as in sweep verify), and PBO's splits and the recomputed returns "
+            "run there; the folder must be reachable from every node. The report is the same.",
         ),
     ] = None,
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html."""
     from sweep.report import ReportOptions, build_report, default_out_dir, write_report
     from sweep.report._cli_support import parse_heatmap, summary_lines
-    from sweep.runner._status import part_auditor, pbo_split_runner
+    from sweep.runner._status import part_auditor, pbo_split_runner, returns_runner
 
     if out_dir is not None:
         check_output_folder(out_dir, "--out")
@@ -927,6 +927,7 @@ def report(
                 options,
                 auditor=part_auditor(address),
                 pbo_splits=pbo_split_runner(address),
+                recompute=returns_runner(address),
             )
         target = out_dir or default_out_dir(run_dir)
         check_output_folder(target, "--out")

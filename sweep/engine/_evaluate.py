@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, cast, overload
+from typing import Any, Protocol, cast, overload
 
 import numpy as np
 import pyarrow as pa
@@ -192,6 +192,19 @@ def config_returns(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[
         output.returns[failed] = np.nan
         out[lo : lo + chunk.shape[0]] = output.returns
     return out
+
+
+class ReturnsRunner(Protocol):
+    """What recomputes configs' returns, as :func:`config_returns` does.
+
+    Called as ``run(sweep, indices)``; returns one row of per-period returns per grid
+    position, in the order given. ``sweep report --address`` runs the configs as Ray tasks
+    (:func:`sweep.executors._part_tasks.config_returns_on_ray`), with the same result.
+    """
+
+    def __call__(
+        self, sweep: ResolvedSweep, indices: NDArray[np.int64], /
+    ) -> NDArray[np.float64]: ...
 
 
 #: Configs pushed through strategy and metrics together inside one batch (keeps the

@@ -7,7 +7,9 @@ part names.
 ``2 * CPUs`` in flight, and returns the per-group results in the order of the groups, so
 the driver holds only what each part leaves behind. A task whose worker or node dies is
 retried by Ray (``max_retries``); an exception inside the function is not retried and
-reaches the caller. :func:`cscv_splits_on_ray` runs the report's PBO splits the same way.
+reaches the caller. :func:`map_row_runs` does the same for runs of rows of one computation
+with its inputs put in the object store once: the report's PBO splits
+(:func:`cscv_splits_on_ray`) and its recomputed returns (:func:`config_returns_on_ray`).
 
 The folder must be reachable by the same location from every node: a URI (``s3://``,
 ``gs://``) or a path on a shared filesystem (a local path is made absolute first).
@@ -24,9 +26,11 @@ from numpy.typing import NDArray
 
 from stats import SplitRunner, cscv_best_and_ranks
 from sweep.common._fs import LocalFilesystem
+from sweep.engine._evaluate import ReturnsRunner, config_returns
 from sweep.errors import ExecutionError
 from sweep.executors._ray import MAX_RETRIES
 from sweep.executors._ray_orphans import before_local_ray_start
+from sweep.spec._resolve import ResolvedSweep
 from sweep.store._run_store import RunStore
 
 T = TypeVar("T")
@@ -141,7 +145,50 @@ def _result(ref: Any) -> Any:
         raise ExecutionError(f"a Ray task failed after {MAX_RETRIES} retries: {exc}") from exc
 
 
-# --- PBO's splits as Ray tasks (sweep report --address) -----------------------------------
+# --- rows of one computation as Ray tasks (sweep report --address) -----------------------
+
+
+def _use_task_cpus() -> None:
+    """Numba's threads set to the CPUs Ray gave this task (not the whole node's)."""
+    import numba
+    import ray
+
+    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
+    most = int(getattr(numba.config, "NUMBA_NUM_THREADS", 1))
+    numba.set_num_threads(max(1, min(most, int(cpus))))
+
+
+def map_row_runs(
+    body: Callable[..., T],
+    shared: tuple[Any, ...],
+    rows: NDArray[Any],
+    extra: tuple[Any, ...],
+    *,
+    address: str | None,
+) -> list[T]:
+    """``body(*shared, rows[a:b], *extra)`` for consecutive runs of ``rows``, as Ray tasks.
+
+    ``shared`` goes to the object store once (every task reads the same copy);
+    ``GROUPS_PER_CPU`` runs per CPU of the cluster, so a slow node does not hold the last
+    one. The answers come back in the order of the runs. A task whose worker dies is
+    retried by Ray; an exception inside ``body`` reaches the caller.
+    """
+    import ray
+
+    owns = _join(address)
+    try:
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
+        task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(body)
+        refs = [ray.put(value) for value in shared]
+        runs = GROUPS_PER_CPU * cpus
+        bounds = [len(rows) * k // runs for k in range(runs + 1)]
+        pending = [
+            task.remote(*refs, rows[a:b], *extra) for a, b in itertools.pairwise(bounds) if b > a
+        ]
+        return [_result(ref) for ref in pending]
+    finally:
+        if owns:
+            ray.shutdown()
 
 
 def cscv_split_chunk(
@@ -155,12 +202,7 @@ def cscv_split_chunk(
 
     ``counts`` may be one row, shared by every strategy (it is sent so, not broadcast).
     """
-    import numba
-    import ray
-
-    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
-    most = int(getattr(numba.config, "NUMBA_NUM_THREADS", 1))
-    numba.set_num_threads(max(1, min(most, int(cpus))))
+    _use_task_cpus()
     full = np.broadcast_to(counts, sums.shape)
     return cscv_best_and_ranks(full, sums, sums_sq, combos, sharpe)
 
@@ -170,12 +212,11 @@ def cscv_splits_on_ray(
     body: Callable[..., tuple[NDArray[np.int64], NDArray[np.float64]]] = cscv_split_chunk,
     extra: tuple[Any, ...] = (),
 ) -> SplitRunner:
-    """A :data:`stats.SplitRunner` that runs PBO's splits as Ray tasks on ``address``.
+    """A :class:`stats.SplitRunner` that runs PBO's splits as Ray tasks on ``address``.
 
     The block statistics go to the object store once; each task takes a run of splits
-    (``GROUPS_PER_CPU`` runs per CPU of the cluster) and the answers are put back in split
-    order, so the result is the in-process one bit for bit. A task whose worker dies is
-    retried by Ray.
+    (:func:`map_row_runs`) and the answers are put back in split order, so the result is the
+    in-process one bit for bit. A task whose worker dies is retried by Ray.
 
     Parameters
     ----------
@@ -184,7 +225,7 @@ def cscv_splits_on_ray(
     body : callable, optional
         The task: :func:`cscv_split_chunk` (tests give one that kills its worker once).
     extra : tuple, optional
-        Further arguments of ``body``.
+        Further arguments of ``body`` after ``sharpe``.
     """
 
     def run(
@@ -193,30 +234,49 @@ def cscv_splits_on_ray(
         sums_sq: NDArray[np.float64],
         combos: NDArray[np.int8],
         sharpe: bool,
+        /,
     ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        import ray
-
-        owns = _join(address)
-        try:
-            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
-            task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(body)
-            shared = counts[:1] if counts.strides[0] == 0 else counts  # one row, broadcast
-            counts_ref, sums_ref, sq_ref = (
-                ray.put(np.ascontiguousarray(a)) for a in (shared, sums, sums_sq)
-            )
-            runs = GROUPS_PER_CPU * cpus
-            bounds = [len(combos) * k // runs for k in range(runs + 1)]
-            pending = [
-                task.remote(counts_ref, sums_ref, sq_ref, combos[a:b], sharpe, *extra)
-                for a, b in itertools.pairwise(bounds)
-                if b > a
-            ]
-            answers = [_result(ref) for ref in pending]
-        finally:
-            if owns:
-                ray.shutdown()
+        one_row = counts[:1] if counts.strides[0] == 0 else counts  # one row, broadcast
+        shared = tuple(np.ascontiguousarray(a) for a in (one_row, sums, sums_sq))
+        answers = map_row_runs(body, shared, combos, (sharpe, *extra), address=address)
         best = np.concatenate([a[0] for a in answers])
         rank = np.concatenate([a[1] for a in answers])
         return best, rank
+
+    return run
+
+
+def returns_chunk(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[np.float64]:
+    """:func:`sweep.engine._evaluate.config_returns` of some configs, on the task's CPUs."""
+    _use_task_cpus()
+    return config_returns(sweep, indices)
+
+
+def config_returns_on_ray(
+    address: str | None,
+    body: Callable[..., NDArray[np.float64]] = returns_chunk,
+    extra: tuple[Any, ...] = (),
+) -> ReturnsRunner:
+    """A :class:`sweep.engine._evaluate.ReturnsRunner` whose configs run as Ray tasks.
+
+    The sweep (its data included) goes to the object store once; each task recomputes a run
+    of the configs (:func:`map_row_runs`) and the rows are put back in the order asked. A
+    config's returns depend only on the config, the data and the root seed, so they are the
+    in-process ones bit for bit. A task whose worker dies is retried by Ray.
+
+    Parameters
+    ----------
+    address : str, optional
+        The cluster to join; None uses an already-initialised Ray, or starts a local one.
+    body : callable, optional
+        The task: :func:`returns_chunk` (tests give one that kills its worker once).
+    extra : tuple, optional
+        Further arguments of ``body`` after the grid positions.
+    """
+
+    def run(sweep: ResolvedSweep, indices: NDArray[np.int64], /) -> NDArray[np.float64]:
+        answers = map_row_runs(body, (sweep,), np.asarray(indices), extra, address=address)
+        empty = np.empty((0, sweep.n_returns), dtype=np.float64)
+        return np.concatenate(answers) if answers else empty
 
     return run

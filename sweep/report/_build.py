@@ -14,6 +14,7 @@ from stats import SplitRunner, cscv_best_and_ranks
 from sweep._version import ENGINE_VERSION
 from sweep.common._jsonable import JSONObject
 from sweep.common._serial import RecordFormatError, from_json, to_json
+from sweep.engine._evaluate import ReturnsRunner, config_returns
 from sweep.report import _report_plots as plots
 from sweep.report._bench_figures import plot_bench
 from sweep.report._bench_scaling import scaling_section
@@ -24,7 +25,7 @@ from sweep.report._integrity import integrity_section
 from sweep.report._load import load_run
 from sweep.report._oos_section import OutOfSamplePlotData, out_of_sample_section
 from sweep.report._options import ReportOptions
-from sweep.report._ranking import ResultsPlotData, results_section
+from sweep.report._ranking import ResultsPlotData, cell_label, results_section
 from sweep.report._run_scaling import run_scaling
 from sweep.report._sections import (
     Deflated,
@@ -101,7 +102,7 @@ def _results_figures(
     p: ResultsPlotData, testing: MultipleTestingSection | Unavailable
 ) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
-    if p.sharpe_ann.size:
+    if p.configs:
         thresholds = {}
         deflation = testing.deflation if isinstance(testing, MultipleTestingSection) else None
         if deflation is not None:
@@ -109,13 +110,14 @@ def _results_figures(
                 if isinstance(x, Deflated):
                     thresholds[name] = x.expected_max_sharpe_ann
         out["sharpe_histogram"] = plots.plot_sharpe_histogram(
-            p.sharpe_ann, p.winner_sharpe_ann, thresholds
+            p.sharpe_counts, p.sharpe_edges, p.winner_sharpe_ann, thresholds
         )
     if p.heatmap is not None:
         out["heatmap"] = plots.plot_heatmap(p.heatmap)
     elif p.profile is not None:
-        axis, values, metric = p.profile
-        out["profile"] = plots.plot_profile(axis, values, metric, "max sharpe_ann")
+        axis, values, metric, cells = p.profile
+        label = cell_label(axis, cells)
+        out["profile"] = plots.plot_profile(label, values, metric, "max sharpe_ann")
     return out
 
 
@@ -162,6 +164,7 @@ def build_report(
     *,
     auditor: PartAuditor | None = None,
     pbo_splits: SplitRunner = cscv_best_and_ranks,
+    recompute: ReturnsRunner = config_returns,
 ) -> Report:
     """Build the audit report of a run folder.
 
@@ -178,6 +181,9 @@ def build_report(
     pbo_splits : SplitRunner, optional
         What runs PBO's CSCV splits: the compiled kernel here by default, or Ray tasks
         (``sweep report --address``); the same result either way.
+    recompute : ReturnsRunner, optional
+        What recomputes the returns of the dimensionality sample: here by default, or Ray
+        tasks (``sweep report --address``); the same series either way.
 
     Returns
     -------
@@ -198,7 +204,9 @@ def build_report(
             results, results_plot = results_section(run, options)
         with steps.step("out of sample"):
             oos, oos_plot = out_of_sample_section(run, options)
-        testing, verdict, testing_plot = testing_section(run, options, steps, oos, pbo_splits)
+        testing, verdict, testing_plot = testing_section(
+            run, options, steps, oos, pbo_splits, recompute
+        )
         with steps.step("scaling"):
             scaling, bench = scaling_section(run, options.bench_dir)
             scaling = replace(

@@ -416,11 +416,30 @@ def results_blocks(
         )
     hm = d.heatmap
     if hm:
+        cells = [
+            f"{axis} has {num(distinct)} values, shown in {len(values)} cells of consecutive "
+            "values (the maximum over each)"
+            for axis, values, distinct in (
+                (hm.x, hm.x_values, hm.x_distinct_values),
+                (hm.y, hm.y_values, hm.y_distinct_values),
+            )
+            if distinct
+        ]
         blocks.append(
             Paragraph(
                 f"Heatmap: {hm.metric} over {hm.x} x {hm.y} ({hm.chosen}), "
-                f"{hm.aggregation} over {', '.join(hm.aggregated_over) or 'no other axis'}; "
-                "choose the axes with --heatmap X,Y.",
+                f"{hm.aggregation} over {', '.join(hm.aggregated_over) or 'no other axis'}"
+                + "".join(f"; {c}" for c in cells)
+                + "; choose the axes with --heatmap X,Y.",
+                "note",
+            )
+        )
+    line = d.profile
+    if line and line.distinct_values:
+        blocks.append(
+            Paragraph(
+                f"Profile: {line.axis} has {num(line.distinct_values)} values, shown in "
+                f"{len(line.values)} cells of consecutive values (the maximum over each).",
                 "note",
             )
         )

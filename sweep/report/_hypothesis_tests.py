@@ -39,7 +39,7 @@ from stats import (
     trials_from_mean_sq_correlation,
 )
 from sweep.data._benchmark import benchmark_returns, describe_null
-from sweep.engine._evaluate import config_returns
+from sweep.engine._evaluate import ReturnsRunner, config_returns
 from sweep.errors import USER_ERRORS, SweepError
 from sweep.report._inference import (
     ConfigIds,
@@ -119,7 +119,10 @@ def _sample(n: int, size: int, seed: int, stream: int) -> tuple[NDArray[np.int64
 
 
 def recompute_returns(
-    run: RunData, frame: pd.DataFrame, options: ReportOptions
+    run: RunData,
+    frame: pd.DataFrame,
+    options: ReportOptions,
+    recompute: ReturnsRunner = config_returns,
 ) -> tuple[NDArray[np.float64] | None, pd.DataFrame, ReturnsInfo]:
     """Recompute the returns of the ok configs (or of a seeded sample of them).
 
@@ -131,6 +134,9 @@ def recompute_returns(
         The ok configs.
     options : ReportOptions
         ``max_return_configs`` and ``sample_seed``.
+    recompute : ReturnsRunner, optional
+        What recomputes the sample's returns: here by default, or Ray tasks
+        (``sweep report --address``); the same series either way.
 
     Returns
     -------
@@ -166,7 +172,7 @@ def recompute_returns(
     try:
         sweep = rebuild_sweep(run, options)
         row_check = check_rows(run, sweep, options.sample_seed)
-        returns = config_returns(sweep, rows["grid_index"].to_numpy(dtype=np.int64))
+        returns = recompute(sweep, rows["grid_index"].to_numpy(dtype=np.int64))
     except _REBUILD_ERRORS as exc:
         return None, rows, replace(info, reason=f"cannot rebuild the sweep: {exc}")
     finite = np.isfinite(returns).all(axis=1)
@@ -467,11 +473,15 @@ def expected_max_curve(
 
 
 def _dimensionality(
-    run: RunData, frame: pd.DataFrame, options: ReportOptions, steps: Steps
+    run: RunData,
+    frame: pd.DataFrame,
+    options: ReportOptions,
+    steps: Steps,
+    recompute: ReturnsRunner,
 ) -> tuple[ReturnsInfo, Dimensionality | DimensionalityError | None]:
     """Recomputed returns and their dimensionality (descriptive; not a trial count)."""
     with steps.step("recompute returns"):
-        returns, _, returns_info = recompute_returns(run, frame, options)
+        returns, _, returns_info = recompute_returns(run, frame, options, recompute)
     if returns is None or returns.shape[0] < 1:
         return returns_info, None
     with steps.step("dimensionality of the returns"):
@@ -545,6 +555,7 @@ def testing_section(
     steps: Steps,
     oos: OutOfSampleSection | Unavailable | None = None,
     pbo_splits: SplitRunner = cscv_best_and_ranks,
+    recompute: ReturnsRunner = config_returns,
 ) -> tuple[MultipleTestingSection | Unavailable, Verdict | None, TestingPlotData]:
     """Section 5 of the report, with the verdict.
 
@@ -560,6 +571,8 @@ def testing_section(
         The out-of-sample section: with walk-forward, its PSR decides "holds out of sample".
     pbo_splits : SplitRunner, optional
         What runs PBO's splits (here, or Ray tasks with ``sweep report --address``).
+    recompute : ReturnsRunner, optional
+        What recomputes the sampled configs' returns (here, or Ray tasks).
 
     Returns
     -------
@@ -611,7 +624,7 @@ def testing_section(
     with steps.step("probability of backtest overfitting"):
         pbo, pbo_result = _pbo(run, frame, options, pbo_splits)
     reps = int(run.manifest.metric_options.get("bootstrap_reps", 0))
-    returns_info, dims = _dimensionality(run, frame, options, steps)
+    returns_info, dims = _dimensionality(run, frame, options, steps, recompute)
     std = math.sqrt(variance) if math.isfinite(variance) else 0.0
     curve_n, curve_sr0 = expected_max_curve(naive, std) if naive else (np.array([]), np.array([]))
     section = MultipleTestingSection(

@@ -20,17 +20,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from stats import FoldSummary, NullSummary
 from sweep.engine._metrics import block_columns
-from sweep.report._sweep_facts import REDUCED_COLUMNS, SweepFacts, sweep_facts
+from sweep.report._sweep_facts import REDUCED_COLUMNS, FactsReducer, SweepFacts, sweep_facts
 from sweep.store._fold_summary import merged_folds
 from sweep.store._null_summary import merged_summary
 from sweep.store._part_audit import PartAuditor, audit_here, audited_hash
 from sweep.store._record import Manifest
 from sweep.store._run_store import QUARANTINE, PartCheck, RunRecord, RunStore
-from sweep.store._table_hash import TABLE_HASH_V1, canonical_order, hash_columns
+from sweep.store._table_hash import (
+    TABLE_HASH_V1,
+    canonical_order,
+    canonical_order_of_keys,
+    config_id_keys,
+    hash_columns,
+)
 
 #: Telemetry rows are ordered by these columns (those present), so the report does not
 #: depend on the order the files are listed in.
@@ -64,7 +71,7 @@ def values_of(frame: pd.DataFrame, column: str) -> pd.Series:
     return series
 
 
-def _as_categorical(series: pd.Series) -> pd.Series:
+def as_categorical(series: pd.Series) -> pd.Series:
     """The column as a categorical with its categories sorted (no copy if it is one)."""
     if isinstance(series.dtype, pd.CategoricalDtype):
         return series
@@ -289,12 +296,13 @@ class RunData:
 
 
 def _good_results(
-    store: RunStore, names: list[str], keep: list[str], v1: bool
-) -> tuple[pd.DataFrame, str | None, NDArray[np.integer], int]:
+    store: RunStore, names: list[str], keep: list[str], categorical: set[str], v1: bool
+) -> tuple[pd.DataFrame, SweepFacts, str | None, NDArray[np.integer], int]:
     """The good parts' rows sorted by ``config_id`` (the columns ``keep``), and a v1 hash.
 
-    The last two values are each row's position in the good parts concatenated, and their
-    row count.
+    Also the :class:`SweepFacts` (:data:`REDUCED_COLUMNS` are reduced, not held), each
+    row's position in the good parts concatenated, and their row count. The columns in
+    ``categorical`` are held as pandas categoricals.
 
     A folder with a v1 hash is read whole (:func:`_whole_table_results`: its recipe hashes
     every column in canonical order). Otherwise (:func:`_streamed_results`) ``config_id``
@@ -302,11 +310,19 @@ def _good_results(
     written into its place in one preallocated array: the peak is the frame plus one part.
     """
     if not names:
-        return pd.DataFrame(), None, np.zeros(0, dtype=np.int64), 0
+        return pd.DataFrame(), SweepFacts(), None, np.zeros(0, dtype=np.int64), 0
     if v1:
-        return _whole_table_results(store, names, keep)
-    results, row_order, rows_in_parts = _streamed_results(store, names, keep)
-    return results, None, row_order, rows_in_parts
+        read = [*keep, *(c for c in REDUCED_COLUMNS if c not in keep)]
+        whole, digest, row_order, rows_in_parts = _whole_table_results(store, names, read)
+        held = {
+            c: as_categorical(whole[c]) if c in categorical else whole[c]
+            for c in whole.columns
+            if c in keep
+        }
+        facts = sweep_facts(whole)
+        return pd.DataFrame(held, copy=False), facts, digest, row_order, rows_in_parts
+    results, facts, row_order, rows_in_parts = _streamed_results(store, names, keep, categorical)
+    return results, facts, None, row_order, rows_in_parts
 
 
 def _whole_table_results(
@@ -342,15 +358,34 @@ def _row_destinations(
 
     Returns ``(dest, order)``: ``dest[i]`` is row ``i``'s position in the results (-1 for
     the second copy of a repeated config), ``order`` its inverse. Only ``config_id`` is
-    read; both are int32 when the rows allow it.
+    read, each id as its 128-bit value (:func:`config_id_keys`, 16 bytes); both are int32
+    when the rows allow it.
     """
+    parts: list[NDArray[np.uint64]] = []
+    for name in names:
+        keys = config_id_keys(store.read_part_columns(name, ["config_id"]).column(0))
+        if keys is None:  # an id this engine would not write: sort the strings
+            return _destinations(*_string_order(store, names))
+        parts.append(keys)
+    both = np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.uint64)
+    del parts
+    return _destinations(canonical_order_of_keys(both), len(both))
+
+
+def _string_order(store: RunStore, names: list[str]) -> tuple[NDArray[np.intp], int]:
+    """:func:`canonical_order` of the parts' ``config_id`` strings, and the row count."""
     ids = pa.concat_arrays(
         [c for n in names for c in store.read_part_columns(n, ["config_id"]).column(0).chunks]
     )
-    rows = len(ids)
+    return canonical_order(ids).to_numpy(), len(ids)
+
+
+def _destinations(
+    order: NDArray[np.intp], rows: int
+) -> tuple[NDArray[np.integer], NDArray[np.integer]]:
+    """``(dest, order)`` of :func:`_row_destinations` from the canonical order of ``rows``."""
     index_type = np.int32 if rows < 2**31 else np.int64
-    order: NDArray[np.integer] = canonical_order(ids).to_numpy().astype(index_type)
-    del ids
+    order = order.astype(index_type)
     dest: NDArray[np.integer] = np.full(rows, -1, dtype=index_type)
     dest[order] = np.arange(len(order), dtype=index_type)
     return dest, order
@@ -360,33 +395,83 @@ def _is_numeric(kind: pa.DataType) -> bool:
     return bool(pa.types.is_integer(kind) or pa.types.is_floating(kind))
 
 
+class _CategoryCodes:
+    """A numeric column scattered as codes into its distinct values, a part at a time.
+
+    What ``astype("category")`` makes of the whole column (categories sorted, a missing
+    value coded -1), without the column's values: a part's distinct values are numbered as
+    they come, and renumbered in sorted order at the end.
+    """
+
+    def __init__(self, rows: int) -> None:
+        self.codes = np.empty(rows, dtype=np.int32)
+        self.numbers: dict[Any, int] = {}
+        self.dtype: np.dtype[Any] | None = None
+
+    def add(self, array: NDArray[Any], to: NDArray[np.integer], mine: NDArray[np.bool_]) -> None:
+        """Write the codes of one part's values ``array`` at their positions ``to[mine]``."""
+        self.dtype = array.dtype if self.dtype is None else np.result_type(self.dtype, array.dtype)
+        distinct, inverse = np.unique(array[mine], return_inverse=True)
+        numbers = np.array(
+            [
+                -1 if v != v else self.numbers.setdefault(v, len(self.numbers))
+                for v in distinct.tolist()
+            ],
+            dtype=np.int32,
+        )
+        self.codes[to[mine]] = numbers[inverse]
+
+    def series(self) -> pd.Series:
+        """The column as a pandas categorical."""
+        values = pd.Index(list(self.numbers), dtype=self.dtype)
+        by_value = np.argsort(values.to_numpy(), kind="stable")
+        renumber = np.empty(len(values) + 1, dtype=np.int32)  # the last entry maps -1 to -1
+        renumber[by_value] = np.arange(len(values), dtype=np.int32)
+        renumber[-1] = -1
+        codes = renumber[self.codes]
+        return pd.Series(pd.Categorical.from_codes(codes, categories=values[by_value]), copy=False)
+
+
 def _streamed_results(
-    store: RunStore, names: list[str], keep: list[str]
-) -> tuple[pd.DataFrame, NDArray[np.integer], int]:
+    store: RunStore, names: list[str], keep: list[str], categorical: set[str]
+) -> tuple[pd.DataFrame, SweepFacts, NDArray[np.integer], int]:
     """The columns ``keep`` (``config_id`` left out) in ``config_id`` order, a part at a time.
 
     A numeric column is scattered into one array (NumPy's dtype of the column, float64
-    where a part holds a null, as pandas converts it); any other column (the status, an
-    error message, a string parameter) is gathered as Arrow, put in order and held as a
-    pandas categorical when it is one of :data:`CATEGORICAL_COLUMNS`, as pandas converts it
-    otherwise.
+    where a part holds a null, as pandas converts it), or into categorical codes when it is
+    in ``categorical`` (a grid parameter); any other column (the status, an error message, a
+    string parameter) is gathered as Arrow, put in order and held as a pandas categorical
+    when it is in ``categorical``, as pandas converts it otherwise. :data:`REDUCED_COLUMNS`
+    are reduced to the :class:`SweepFacts` part by part and not held.
     """
     dest, order = _row_destinations(store, names)
     n = len(order)
     held = [c for c in keep if c != "config_id"]
+    present = set(store.read_part_schema(names[0]).names) if names else set()
+    reduced = [c for c in REDUCED_COLUMNS if c not in held]
+    reducer = FactsReducer(n) if {"status", *REDUCED_COLUMNS} <= present | set(held) else None
+    reduced = reduced if reducer is not None else []
     numeric: dict[str, NDArray[Any]] = {}
+    codes: dict[str, _CategoryCodes] = {}
     other: dict[str, list[pa.Array]] = {}
     start = 0
     for name in names:
-        part = store.read_part_columns(name, held)
+        part = store.read_part_columns(name, [*held, *reduced])
         to = dest[start : start + part.num_rows]
         start += part.num_rows
         mine = to >= 0
-        for column, values in zip(held, part.columns, strict=True):
+        if reducer is not None:
+            ok = pc.fill_null(pc.equal(part.column("status"), "ok"), False).to_numpy()
+            reducer.add({c: part.column(c).to_numpy() for c in REDUCED_COLUMNS}, ok & mine, to)
+        for column in held:
+            values = part.column(column)
             if column in other or not _is_numeric(values.type):
                 other.setdefault(column, []).extend(values.chunks)
                 continue
             array = values.to_numpy()
+            if column in categorical:
+                codes.setdefault(column, _CategoryCodes(n)).add(array, to, mine)
+                continue
             out = numeric.get(column)
             if out is None:
                 out = numeric[column] = np.empty(n, dtype=array.dtype)
@@ -398,12 +483,15 @@ def _streamed_results(
     for column in held:
         if column in numeric:
             columns[column] = pd.Series(numeric.pop(column), copy=False)
+        elif column in codes:
+            columns[column] = codes.pop(column).series()
         else:
             gathered = pa.concat_arrays(other.pop(column)).take(order)
-            if column in CATEGORICAL_COLUMNS:
+            if column in categorical:
                 gathered = gathered.dictionary_encode()
             columns[column] = gathered.to_pandas()
-    return pd.DataFrame(columns, copy=False), order, len(dest)
+    facts = reducer.facts() if reducer is not None else SweepFacts()
+    return pd.DataFrame(columns, copy=False), facts, order, len(dest)
 
 
 def _summaries(
@@ -455,17 +543,10 @@ def load_run(
     all_columns = tuple(good[0].schema.names) if good and good[0].schema else ()
     params = manifest.grid.varying or manifest.grid.param_names
     wanted = {*WHOLE_COLUMNS, *params, *extra_columns}
-    keep = [c for c in all_columns if c in wanted or c in REDUCED_COLUMNS]  # the parts' order
-    results, digest, row_order, rows_in_parts = _good_results(store, names, keep, v1)
-    facts = sweep_facts(results)
+    keep = [c for c in all_columns if c in wanted]  # the parts' order
     categorical = {*CATEGORICAL_COLUMNS, *params}
-    results = pd.DataFrame(
-        {
-            c: _as_categorical(results[c]) if c in categorical else results[c]
-            for c in results.columns
-            if c in wanted
-        },
-        copy=False,
+    results, facts, digest, row_order, rows_in_parts = _good_results(
+        store, names, keep, categorical, v1
     )
     if good and not v1:
         digest = audited_hash(store, good, manifest.total).digest

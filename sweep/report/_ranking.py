@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from sweep.errors import SweepError, close_matches
-from sweep.report._load import RunData, values_of
+from sweep.report._load import RunData, as_categorical, values_of
 from sweep.report._options import ReportOptions
 from sweep.report._sections import (
     Distribution,
@@ -40,6 +42,35 @@ HISTOGRAM_BINS = 40
 QUANTILES = ("5%", "25%", "50%", "75%", "95%")
 
 
+#: Most cells along one axis of the heatmap or the profile. An axis with more values among
+#: the configs is cut into this many runs of consecutive values (near-equal counts of
+#: values), each cell the maximum over its run: a 10^5-value axis would otherwise put 10^5
+#: columns in report.json and in a figure 7 inches wide.
+MAX_CELLS_PER_AXIS = 200
+
+
+@dataclass(frozen=True)
+class AxisCells:
+    """How one axis's values fall into cells.
+
+    Attributes
+    ----------
+    first, last : pandas.Index
+        The smallest and largest value of each cell (the same when a cell holds one value).
+    values : int
+        The axis's distinct values among the configs.
+    """
+
+    first: pd.Index
+    last: pd.Index
+    values: int
+
+    @property
+    def grouped(self) -> bool:
+        """Whether a cell holds more than one value."""
+        return len(self.first) < self.values
+
+
 @dataclass(frozen=True)
 class Heatmap:
     """A metric over two grid axes, aggregated by maximum over the others.
@@ -49,7 +80,8 @@ class Heatmap:
     x, y : str
         Axis names.
     x_values, y_values : list
-        Sorted distinct values of each axis among the ok configs.
+        Sorted distinct values of each axis among the ok configs; with more than
+        :data:`MAX_CELLS_PER_AXIS`, the first value of each cell (a run of values).
     z : ndarray of float64, shape (len(y_values), len(x_values))
         The metric; NaN where no ok config has that pair.
     metric : str
@@ -58,6 +90,8 @@ class Heatmap:
         The other multi-valued axes (maximum taken over them).
     chosen : str
         ``"automatic"`` or ``"--heatmap"``.
+    x_cells, y_cells : AxisCells
+        How each axis's values fall into cells.
     """
 
     x: str
@@ -68,16 +102,20 @@ class Heatmap:
     metric: str
     aggregated_over: list[str]
     chosen: str
+    x_cells: AxisCells
+    y_cells: AxisCells
 
 
 @dataclass(frozen=True)
 class ResultsPlotData:
     """Arrays behind the results figures (not part of report.json)."""
 
-    sharpe_ann: np.ndarray
+    configs: int
+    sharpe_counts: np.ndarray
+    sharpe_edges: np.ndarray
     winner_sharpe_ann: float | None
     heatmap: Heatmap | None
-    profile: tuple[str, list[Any], np.ndarray] | None
+    profile: tuple[str, list[Any], np.ndarray, AxisCells] | None
 
 
 def ok_results(run: RunData) -> pd.DataFrame:
@@ -147,14 +185,76 @@ def choose_heatmap_axes(
     return (best[0], best[1]), "automatic"
 
 
+def axis_cells(
+    column: pd.Series, limit: int = MAX_CELLS_PER_AXIS
+) -> tuple[NDArray[np.int64], AxisCells]:
+    """Each config's cell along one axis (-1: no value), and the cells.
+
+    The values present, in ascending order, are cut into ``min(values, limit)`` runs: the
+    value of rank ``k`` (of ``m``) goes to cell ``k * cells // m``.
+    """
+    series = as_categorical(column)
+    codes = series.cat.codes.to_numpy()
+    categories = series.cat.categories
+    counts = np.bincount(codes[codes >= 0], minlength=len(categories))
+    by_value = np.argsort(categories.to_numpy(), kind="stable")
+    present = by_value[counts[by_value] > 0]  # categories present, in ascending order
+    m = len(present)
+    cells = min(m, limit)
+    cell_of_rank = np.arange(m, dtype=np.int64) * cells // max(m, 1)
+    cell_of_code = np.full(len(categories) + 1, -1, dtype=np.int64)  # code -1 maps to -1
+    cell_of_code[present] = cell_of_rank
+    starts = np.searchsorted(cell_of_rank, np.arange(cells))
+    ends = np.append(starts[1:], m)[:cells] - 1
+    return cell_of_code[codes], AxisCells(
+        first=categories[present[starts]], last=categories[present[ends]], values=m
+    )
+
+
+def max_by(
+    frame: pd.DataFrame, keys: list[str], metric: str, limit: int = MAX_CELLS_PER_AXIS
+) -> tuple[pd.Series, list[AxisCells]]:
+    """The metric's maximum (NaN skipped) in each cell of ``keys`` with a config.
+
+    With at most ``limit`` values per key, what ``groupby(keys, sort=True)[metric].max()``
+    gives on the plain values; an axis with more values has ``limit`` cells of consecutive
+    values (:func:`axis_cells`), indexed by each cell's first value. Computed from the
+    categoricals' codes: one int64 per config and one float per cell, where the group-by
+    would copy every key column as plain values and factorise them again.
+    """
+    cell = np.zeros(len(frame), dtype=np.int64)
+    held = np.ones(len(frame), dtype=bool)
+    axes: list[AxisCells] = []
+    for key in keys:
+        codes, cells = axis_cells(frame[key], limit)
+        held &= codes >= 0  # a missing key is left out, as the group-by does
+        cell *= len(cells.first)
+        cell += codes
+        axes.append(cells)
+    values = values_of(frame, metric).to_numpy(dtype=np.float64)
+    if not held.all():
+        cell, values = cell[held], values[held]
+    sizes = [len(a.first) for a in axes]
+    best = np.full(math.prod(sizes), np.nan)
+    np.fmax.at(best, cell, values)
+    present = np.flatnonzero(np.bincount(cell, minlength=len(best)))
+    where = np.unravel_index(present, sizes)
+    levels = [a.first[w] for a, w in zip(axes, where, strict=True)]
+    index = (
+        pd.MultiIndex.from_arrays(levels, names=keys)
+        if len(keys) > 1
+        else pd.Index(levels[0], name=keys[0])
+    )
+    return pd.Series(best[present], index=index, name=metric).sort_index(), axes
+
+
 def heatmap(
     run: RunData, frame: pd.DataFrame, axes: tuple[str, str], metric: str, how: str
 ) -> Heatmap:
     """The metric's maximum for each (x, y) pair over the other axes."""
     x, y = axes
-    plain_values = pd.DataFrame({c: values_of(frame, c) for c in dict.fromkeys((y, x, metric))})
-    grouped = plain_values.groupby([y, x], sort=True)[metric].max()
-    table = grouped.unstack(x).sort_index(axis=0).sort_index(axis=1)
+    maxima, (y_cells, x_cells) = max_by(frame, [y, x], metric)
+    table = maxima.unstack(x).sort_index(axis=0).sort_index(axis=1)
     others = [n for n in multi_valued_axes(run) if n not in axes]
     return Heatmap(
         x=x,
@@ -165,7 +265,24 @@ def heatmap(
         metric=metric,
         aggregated_over=others,
         chosen=how,
+        x_cells=x_cells,
+        y_cells=y_cells,
     )
+
+
+def cell_label(axis: str, cells: AxisCells) -> str:
+    """The axis's name, and how its values fall into cells when a cell holds several."""
+    if not cells.grouped:
+        return axis
+    return f"{axis} ({cells.values:,} values in {len(cells.first)} cells; first value shown)"
+
+
+def cell_ends(values: list[Any], cells: AxisCells) -> tuple[Any, ...] | None:
+    """The last value of the cells starting at ``values``; None when each holds one value."""
+    if not cells.grouped:
+        return None
+    last = dict(zip(cells.first.tolist(), cells.last.tolist(), strict=True))
+    return tuple(plain(last[v]) for v in values)
 
 
 def plain(value: Any) -> Any:
@@ -213,6 +330,10 @@ def _heatmap_record(hm: Heatmap) -> HeatmapRecord:
         aggregation="max",
         aggregated_over=tuple(hm.aggregated_over),
         chosen=hm.chosen,
+        x_values_to=cell_ends(hm.x_values, hm.x_cells),
+        y_values_to=cell_ends(hm.y_values, hm.y_cells),
+        x_distinct_values=hm.x_cells.values if hm.x_cells.grouped else None,
+        y_distinct_values=hm.y_cells.values if hm.y_cells.grouped else None,
     )
 
 
@@ -245,7 +366,7 @@ def results_section(
     if frame.empty:
         return (
             Unavailable(reason="no config finished with status ok"),
-            ResultsPlotData(np.array([]), None, None, None),
+            ResultsPlotData(0, np.array([]), np.array([]), None, None, None),
         )
     order = ranked(frame, head=max(options.top_k, 1))
     shown = run.complete_rows(order.head(options.top_k))
@@ -262,16 +383,8 @@ def results_section(
     if hm is None and len(varying) == 1:
         axis = varying[0]
         metric = options.heatmap_metric
-        line = (
-            pd.DataFrame({c: values_of(frame, c) for c in dict.fromkeys((axis, metric))})
-            .groupby(axis, sort=True)[metric]
-            .max()
-        )
-        profile = (
-            axis,
-            [plain(v) for v in line.index],
-            line.to_numpy(),
-        )
+        line, (cells,) = max_by(frame, [axis], metric)
+        profile = (axis, [plain(v) for v in line.index], line.to_numpy(), cells)
     best = order["excess_sharpe_ann"].iloc[0]
     winner = float(best) if np.isfinite(best) else None
     section = ResultsSection(
@@ -288,6 +401,8 @@ def results_section(
             values=tuple(profile[1]),
             metric=options.heatmap_metric,
             max=tuple(profile[2].tolist()),
+            values_to=cell_ends(profile[1], profile[3]),
+            distinct_values=profile[3].values if profile[3].grouped else None,
         ),
     )
-    return section, ResultsPlotData(ann, winner, hm, profile)
+    return section, ResultsPlotData(ann.size, counts, edges, winner, hm, profile)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from stats import PBOResult
 from sweep.common._figures import new_figure, png_bytes
-from sweep.report._ranking import Heatmap
+from sweep.report._ranking import Heatmap, cell_label
 from sweep.spec._grid import ParamValue
 
 #: Most sessions drawn in the timeline (the latest ones).
@@ -80,13 +80,23 @@ def plot_task_fit(tasks: pd.DataFrame, fits: dict[str, tuple[float, float]]) -> 
 
 
 def plot_sharpe_histogram(
-    sharpe_ann: np.ndarray, winner: float | None, thresholds: dict[str, float]
+    counts: np.ndarray,
+    edges: np.ndarray,
+    winner: float | None,
+    thresholds: dict[str, float],
 ) -> bytes:
-    """Distribution of annualised Sharpe ratios, the winner and E[max] of null trials."""
+    """Distribution of annualised Sharpe ratios, the winner and E[max] of null trials.
+
+    ``counts`` and ``edges`` are the finite ratios' histogram (``np.histogram``), drawn as
+    ``ax.hist`` draws the ratios themselves; empty when no ratio is finite.
+    """
     fig = new_figure(7.0, 3.8)
     ax = fig.add_subplot()
-    finite = sharpe_ann[np.isfinite(sharpe_ann)]
-    ax.hist(finite, bins=40, color="#4c72b0", alpha=0.85)
+    total = int(counts.sum())
+    if counts.size:
+        ax.hist(edges[:-1], bins=edges.tolist(), weights=counts, color="#4c72b0", alpha=0.85)
+    else:
+        ax.hist(np.array([]), bins=40, color="#4c72b0", alpha=0.85)
     if winner is not None:
         ax.axvline(winner, color="#c44e52", lw=2, label=f"winner {winner:.2f}")
     styles = {"naive": ":", "implied": "--"}
@@ -96,8 +106,8 @@ def plot_sharpe_histogram(
         )
     ax.set_xlabel("annualised Sharpe ratio of excess returns")
     ax.set_ylabel("configs")
-    ax.set_title(f"Sharpe ratios of {finite.size:,} configs")
-    if finite.size == 0:
+    ax.set_title(f"Sharpe ratios of {total:,} configs")
+    if total == 0:
         ax.text(
             0.5,
             0.5,
@@ -133,8 +143,8 @@ def plot_heatmap(hm: Heatmap) -> bytes:
     yp, yl = _ticks(hm.y_values)
     ax.set_xticks(xp, xl, rotation=45, fontsize=8)
     ax.set_yticks(yp, yl, fontsize=8)
-    ax.set_xlabel(hm.x)
-    ax.set_ylabel(hm.y)
+    ax.set_xlabel(cell_label(hm.x, hm.x_cells))
+    ax.set_ylabel(cell_label(hm.y, hm.y_cells))
     ax.set_title(f"{hm.metric} over {hm.x} x {hm.y} ({hm.chosen})")
     return png_bytes(fig)
 

@@ -345,7 +345,13 @@ class Histogram:
 
 @dataclass(frozen=True, kw_only=True)
 class HeatmapRecord:
-    """A metric over two grid axes (maximum over the others); z is NaN (null) where empty."""
+    """A metric over two grid axes (maximum over the others); z is NaN (null) where empty.
+
+    An axis with more than ``MAX_CELLS_PER_AXIS`` (200) values among the configs has 200
+    cells, each a run of consecutive values from ``x_values[i]`` to ``x_values_to[i]`` (the
+    maximum over the run), and ``x_distinct_values`` says how many values it has; both are
+    null when each cell is one value. Likewise for y.
+    """
 
     x: str
     y: str
@@ -356,16 +362,26 @@ class HeatmapRecord:
     aggregation: str
     aggregated_over: tuple[str, ...]
     chosen: str
+    x_values_to: tuple[ParamValue, ...] | None = None
+    y_values_to: tuple[ParamValue, ...] | None = None
+    x_distinct_values: int | None = None
+    y_distinct_values: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class Profile:
-    """A metric along the grid's one varying axis (maximum over the others)."""
+    """A metric along the grid's one varying axis (maximum over the others).
+
+    With more than 200 values, 200 cells of consecutive values from ``values[i]`` to
+    ``values_to[i]`` out of ``distinct_values`` (both null otherwise), as in the heatmap.
+    """
 
     axis: str
     values: tuple[ParamValue, ...]
     metric: str
     max: tuple[float, ...]
+    values_to: tuple[ParamValue, ...] | None = None
+    distinct_values: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

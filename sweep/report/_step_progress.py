@@ -20,6 +20,8 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from sweep.engine._heap import return_freed_memory
+
 _STATUS = Path("/proc/self/status")
 #: Seconds between two samples of the resident set size.
 SAMPLE_SECONDS = 0.01
@@ -119,6 +121,7 @@ class Steps:
             yield
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            return_freed_memory()  # the next step starts from what is held, not what was
             peak = sampler.stop()
             if peak is not None:
                 self.peak_rss_mib[name] = max(peak, self.peak_rss_mib.get(name, 0.0))

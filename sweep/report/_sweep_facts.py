@@ -7,7 +7,9 @@ once, in ``config_id`` order, and dropped: the report holds about a third less p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,30 +49,89 @@ def null_sharpe_std(
 
     None when no config has a non-constant excess series.
     """
-    live = (std > 0) & np.isfinite(omega) & (n_obs > 0)
+    live = _live(n_obs, omega, std)
     if not live.any():
         return None
-    sd_null = omega[live] / (np.sqrt(n_obs[live]) * std[live])
-    return float(np.sqrt(np.mean(sd_null**2)))
+    return float(np.sqrt(np.mean(_null_sharpe_sq(n_obs[live], omega[live], std[live]))))
+
+
+def _live(
+    n_obs: NDArray[np.float64], omega: NDArray[np.float64], std: NDArray[np.float64]
+) -> NDArray[np.bool_]:
+    """Configs with a non-constant excess series (a null Sharpe spread is defined)."""
+    live: NDArray[np.bool_] = (std > 0) & np.isfinite(omega) & (n_obs > 0)
+    return live
+
+
+def _null_sharpe_sq(
+    n_obs: NDArray[np.float64], omega: NDArray[np.float64], std: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Each config's ``(ω̂ / (√n · sd))**2`` (live configs only)."""
+    sd_null = omega / (np.sqrt(n_obs) * std)
+    squared: NDArray[np.float64] = sd_null**2
+    return squared
+
+
+class FactsReducer:
+    """:class:`SweepFacts` from the parts as they are read, a part at a time.
+
+    Holds one float and one flag per config (each config's squared null Sharpe spread, in
+    ``config_id`` order, so that its mean is the one :func:`null_sharpe_std` takes over the
+    whole column) instead of the four columns.
+
+    Parameters
+    ----------
+    rows : int
+        Configs in the results.
+    """
+
+    def __init__(self, rows: int) -> None:
+        self._squared = np.zeros(rows, dtype=np.float64)
+        self._live = np.zeros(rows, dtype=bool)
+        self._first: tuple[int, int] | None = None  # (position, n_obs) of the first ok config
+        self._max_n_obs: int | None = None
+        self._constant = 0
+
+    def add(
+        self, columns: Mapping[str, NDArray[Any]], ok: NDArray[np.bool_], at: NDArray[np.integer]
+    ) -> None:
+        """Take some configs: their :data:`REDUCED_COLUMNS`, status ok, and their positions."""
+        if not ok.any():
+            return
+        at = at[ok]
+        n_obs = np.asarray(columns["n_obs"])[ok]
+        first = int(np.argmin(at))
+        if self._first is None or int(at[first]) < self._first[0]:
+            self._first = (int(at[first]), int(n_obs[first]))
+        most = int(n_obs.max())
+        self._max_n_obs = most if self._max_n_obs is None else max(self._max_n_obs, most)
+        self._constant += int((~np.isfinite(np.asarray(columns["sharpe"])[ok])).sum())
+        n, omega, std = (
+            np.asarray(columns[c], dtype=np.float64)[ok] for c in ("n_obs", "omega", "excess_std")
+        )
+        live = _live(n, omega, std)
+        self._live[at[live]] = True
+        self._squared[at[live]] = _null_sharpe_sq(n[live], omega[live], std[live])
+
+    def facts(self) -> SweepFacts:
+        """The facts of every config added."""
+        if self._first is None:
+            return SweepFacts()
+        live = self._live
+        spread = float(np.sqrt(np.mean(self._squared[live]))) if live.any() else None
+        return SweepFacts(
+            first_n_obs=self._first[1],
+            max_n_obs=self._max_n_obs,
+            null_sharpe_std=spread,
+            constant_configs=self._constant,
+        )
 
 
 def sweep_facts(frame: pd.DataFrame) -> SweepFacts:
     """Reduce :data:`REDUCED_COLUMNS` of the results (``config_id`` order) to the facts."""
     if frame.empty or not set(REDUCED_COLUMNS) <= set(frame.columns):
         return SweepFacts()
+    reducer = FactsReducer(len(frame))
     ok = (frame["status"] == "ok").to_numpy(dtype=bool)
-    if not ok.any():
-        return SweepFacts()
-
-    def ok_floats(name: str) -> NDArray[np.float64]:
-        return frame[name].to_numpy(dtype=np.float64)[ok]
-
-    n_obs = frame["n_obs"][ok]
-    return SweepFacts(
-        first_n_obs=int(n_obs.iloc[0]),
-        max_n_obs=int(n_obs.max()),
-        null_sharpe_std=null_sharpe_std(
-            ok_floats("n_obs"), ok_floats("omega"), ok_floats("excess_std")
-        ),
-        constant_configs=int((~np.isfinite(ok_floats("sharpe"))).sum()),
-    )
+    reducer.add({c: frame[c].to_numpy() for c in REDUCED_COLUMNS}, ok, np.arange(len(frame)))
+    return reducer.facts()

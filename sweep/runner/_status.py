@@ -18,8 +18,14 @@ import pyarrow.compute as pc
 from stats import SplitRunner, cscv_best_and_ranks
 from sweep.common._range_set import RangeSet
 from sweep.common._serial import JSONRecord
+from sweep.engine._evaluate import ReturnsRunner, config_returns
 from sweep.errors import RunFolderError, SweepError, close_matches
-from sweep.executors._part_tasks import cscv_splits_on_ray, map_part_groups, worker_location
+from sweep.executors._part_tasks import (
+    config_returns_on_ray,
+    cscv_splits_on_ray,
+    map_part_groups,
+    worker_location,
+)
 from sweep.plan._eta import eta
 from sweep.store._null_summary import merged_summary, summary_digest
 from sweep.store._part_audit import (
@@ -314,6 +320,14 @@ def pbo_split_runner(address: str | None) -> SplitRunner:
     The same result either way (:func:`sweep.executors._part_tasks.cscv_splits_on_ray`).
     """
     return cscv_best_and_ranks if address is None else cscv_splits_on_ray(address)
+
+
+def returns_runner(address: str | None) -> ReturnsRunner:
+    """How the report recomputes returns: here, or Ray tasks on ``address``.
+
+    The same series either way (:func:`sweep.executors._part_tasks.config_returns_on_ray`).
+    """
+    return config_returns if address is None else config_returns_on_ray(address)
 
 
 def verify_run(run_dir: str | os.PathLike[str], *, address: str | None = None) -> Verification:

@@ -13,13 +13,19 @@ import psutil
 import pytest
 
 from stats import pbo_from_block_stats
-from sweep import run_sweep, spec_from_dict
-from sweep.executors._part_tasks import cscv_splits_on_ray, map_part_groups, worker_location
+from sweep import resolve, run_sweep, spec_from_dict
+from sweep.engine._evaluate import config_returns
+from sweep.executors._part_tasks import (
+    config_returns_on_ray,
+    cscv_splits_on_ray,
+    map_part_groups,
+    worker_location,
+)
 from sweep.runner._status import results_frame, verify_run
 from sweep.store._part_audit import audit_part
 from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict
-from tests.part_task_helpers import audit_or_die_once, splits_or_die_once
+from tests.part_task_helpers import audit_or_die_once, returns_or_die_once, splits_or_die_once
 
 pytestmark = pytest.mark.ray
 SWEEP = [sys.executable, "-m", "sweep"]
@@ -218,3 +224,25 @@ def test_a_worker_killed_mid_pbo_is_retried(ray_local, tmp_path):
     assert marker.exists(), "no task killed its worker"
     here = pbo_from_block_stats(counts, sums, sums_sq)
     np.testing.assert_array_equal(retried.logits, here.logits)
+
+
+# --- sweep report: the recomputed returns as Ray tasks ---------------------------------------
+
+
+def test_returns_recomputed_on_ray_are_the_in_process_returns(ray_local):
+    sweep = resolve(spec_from_dict(small_spec_dict()))
+    positions = np.array([17, 3, 59, 3, 0, 41, 8], dtype=np.int64)  # any order, a repeat
+    here = config_returns(sweep, positions)
+    there = config_returns_on_ray(None)(sweep, positions)
+    np.testing.assert_array_equal(there, here)  # bit for bit, rows in the order asked
+    assert config_returns_on_ray(None)(sweep, positions[:0]).shape == (0, here.shape[1])
+
+
+def test_a_worker_killed_mid_recompute_is_retried(ray_local, tmp_path):
+    marker = tmp_path / "killed-once"
+    sweep = resolve(spec_from_dict(small_spec_dict()))
+    positions = np.arange(0, 60, 2, dtype=np.int64)
+    dying = config_returns_on_ray(None, body=returns_or_die_once, extra=(str(marker),))
+    retried = dying(sweep, positions)
+    assert marker.exists(), "no task killed its worker"
+    np.testing.assert_array_equal(retried, config_returns(sweep, positions))
