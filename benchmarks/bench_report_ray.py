@@ -4,11 +4,13 @@ On one run folder (for example one that ``bench_report_scale.py --root`` left), 
 report twice, side by side in one run: in this process, then with ``--address`` on a local
 Ray cluster of ``--workers`` CPUs started for the measurement (token auth, its files in a
 temporary folder). With ``--address`` the report's integrity pass (every part's bytes
-checked and its rows hashed again) runs as Ray tasks over groups of parts; the rest of the
-report runs in the driver either way. Each report runs in a fresh child whose own wall time
-and peak RSS are read (the driver's; Ray's workers are other processes). The two
-report.json files must be equal apart from ``generated``; the script says so and exits 1
-otherwise.
+checked and its rows hashed again) runs as Ray tasks over groups of parts, PBO's CSCV splits
+as tasks over runs of splits and the dimensionality sample's returns as tasks over runs of
+configs; the rest of the report runs in the driver either way. Each report runs in a
+fresh child whose own wall time and peak RSS are read (the driver's; Ray's workers are
+other processes). The two report.json files must be equal apart from ``generated``; the
+script says so and exits 1 otherwise. Writes ``report_ray.md`` and ``report_ray.json`` (read by
+``project_workers.py``) under ``--out``.
 
 Run inside a loopback-only network namespace (Ray must not bind other addresses)::
 
@@ -123,6 +125,15 @@ def main() -> None:
         )
     text = "\n".join(lines) + "\n"
     (args.out / "report_ray.md").write_text(text)
+    record = {
+        "run_dir": str(args.run_dir),
+        "configs": configs,
+        "workers": args.workers,
+        "same_report": same,
+        "in_process": {"seconds": here_s, "peak_mib": here_mib, **here_gen},
+        "ray": {"seconds": ray_s, "peak_mib": ray_mib, **ray_gen},
+    }
+    (args.out / "report_ray.json").write_text(json.dumps(record, indent=1) + "\n")
     print(text)
     sys.exit(0 if same else 1)
 

@@ -36,6 +36,7 @@ from stats._detectable_effect import (
 )
 from stats._effective_trials import (
     EffectiveTrials,
+    GramTrials,
     effective_number_of_trials,
     trials_from_mean_sq_correlation,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "Fold",
     "FoldPlan",
     "FoldSummary",
+    "GramTrials",
     "KStepMResult",
     "MultipleTestingSummary",
     "NullSummary",

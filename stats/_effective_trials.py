@@ -314,6 +314,125 @@ def effective_number_of_trials(
     return _result(method, sums, n, n_rows - n, t, sum_corr, precision)
 
 
+class GramTrials:
+    """:func:`effective_number_of_trials` fed the return series a block of rows at a time.
+
+    For a sample of series too large to hold at once next to everything else (the report
+    recomputes 10,000 series of a sweep's full length): the rows are standardised and
+    multiplied into the ``n_periods``-square Gram as they come, in blocks of
+    ``block_rows``, and dropped. The result is the exact method's by the Gram (the route
+    :func:`effective_number_of_trials` takes for ``method="exact"`` when ``n_periods`` is
+    below the number of non-constant series), bit for bit: the same blocks of the same
+    rows in the same order.
+
+    Parameters
+    ----------
+    n_periods : int
+        Periods of every series (at least 3).
+    precision : {"float64", "float32"}
+        Type of the Gram products (as in :func:`effective_number_of_trials`).
+    block_rows : int, default 2048
+        Rows standardised and multiplied at a time.
+    eigenvalues : bool, default True
+        Compute the Gram's eigenvalues (Li-Ji, Galwey); needs ``n_periods <=
+        max_eigen_dim`` (the sampled-eigenvalue route needs every row).
+    max_eigen_dim : int, default 8192
+        Largest matrix given to the symmetric eigensolver.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).standard_normal((40, 10))
+    >>> acc = GramTrials(10, block_rows=16)
+    >>> for lo in range(0, 40, 7):
+    ...     acc.add(x[lo : lo + 7])
+    >>> acc.result() == effective_number_of_trials(x, method="exact", block_rows=16)
+    True
+    """
+
+    def __init__(
+        self,
+        n_periods: int,
+        *,
+        precision: Precision = "float64",
+        block_rows: int = 2048,
+        eigenvalues: bool = True,
+        max_eigen_dim: int = 8192,
+    ) -> None:
+        t = as_int("n_periods", n_periods, minimum=3)
+        check_choice("precision", precision, PRECISIONS)
+        eig_dim = as_int("max_eigen_dim", max_eigen_dim, minimum=2)
+        if eigenvalues and t > eig_dim:
+            raise input_error(
+                f"eigenvalues: a {t:,}-square Gram is above max_eigen_dim ({eig_dim:,}); pass "
+                "eigenvalues=False (a sample of rows for them needs every row)"
+            )
+        self._t = t
+        self._precision = precision
+        self._dtype: type[np.floating] = np.float64 if precision == "float64" else np.float32
+        self._block = as_int("block_rows", block_rows, minimum=1)
+        self._eigenvalues = eigenvalues
+        self._pending: list[FloatArray] = []
+        self._pending_rows = 0
+        self._total = np.zeros(t)
+        self._gram = np.zeros((t, t), dtype=self._dtype, order="F")
+        self._syrk = blas.get_blas_funcs("syrk", dtype=self._dtype)
+        self._n = 0
+        self._n_constant = 0
+
+    @staticmethod
+    def same_as_auto(n_series: int, n_periods: int) -> bool:
+        """Whether ``method="auto"`` on that many non-constant series takes the Gram route.
+
+        Then :meth:`result` is :func:`effective_number_of_trials`'s result, bit for bit.
+        """
+        exact = float(n_series) * n_periods * min(n_series, n_periods) <= EXACT_BUDGET
+        return exact and 3 <= n_periods < n_series
+
+    def add(self, returns: ArrayLike) -> None:
+        """Take more series, one per row (finite; constant rows are counted and left out)."""
+        x = as_float_array("returns", returns, ndim=2)
+        if x.shape[1] != self._t:
+            raise input_error(f"returns: expected {self._t} periods per series, got {x.shape[1]}")
+        keep = x.max(axis=1) > x.min(axis=1) if x.shape[0] else np.zeros(0, dtype=bool)
+        self._n_constant += int((~keep).sum())
+        kept = x if bool(keep.all()) else x[keep]
+        self._pending.append(kept)
+        self._pending_rows += kept.shape[0]
+        while self._pending_rows >= self._block:
+            self._take(self._block)
+
+    def _take(self, rows: int) -> None:
+        """Standardise and multiply in the first ``rows`` pending rows."""
+        stacked = np.concatenate(self._pending) if len(self._pending) > 1 else self._pending[0]
+        block, rest = stacked[:rows], stacked[rows:]
+        self._pending = [rest] if rest.shape[0] else []
+        self._pending_rows = rest.shape[0]
+        self._total += _standardised(block, np.float64).sum(axis=0)
+        z = _standardised(block, self._dtype)
+        self._gram = self._syrk(1.0, z.T, beta=1.0, c=self._gram, trans=0, lower=0, overwrite_c=1)
+        self._n += rows
+
+    def result(self) -> EffectiveTrials:
+        """The estimators over every non-constant series added."""
+        if self._pending_rows:
+            self._take(self._pending_rows)
+        n = self._n
+        if n == 0:
+            raise input_error(
+                "returns: expected at least one non-constant series, got "
+                f"{self._n_constant} constant rows"
+            )
+        sum_sq = _frobenius_sq_upper(self._gram)
+        eigen = (
+            _eigenvalues(self._gram.astype(np.float64), upper=True) if self._eigenvalues else None
+        )
+        mean_sq = (sum_sq - n) / (n * (n - 1.0)) if n > 1 else math.nan
+        sums = _PairSums(n, sum_sq, mean_sq, 0.0, eigen, "gram" if eigen is not None else "sampled")
+        sum_corr = float(self._total @ self._total)
+        return _result("exact", sums, n, self._n_constant, self._t, sum_corr, self._precision)
+
+
 @dataclass(frozen=True)
 class _PairSums:
     """What the exact or estimated pass found: the sums over pairs and the eigenvalues."""

@@ -7,7 +7,7 @@ row depends only on the strategy, its params, the data, the root seed and the me
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Protocol, cast, overload
@@ -194,17 +194,31 @@ def config_returns(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[
     return out
 
 
-class ReturnsRunner(Protocol):
-    """What recomputes configs' returns, as :func:`config_returns` does.
+#: Configs recomputed together when returns are streamed (:func:`config_returns_blocks`).
+RETURNS_BLOCK = 512
 
-    Called as ``run(sweep, indices)``; returns one row of per-period returns per grid
-    position, in the order given. ``sweep report --address`` runs the configs as Ray tasks
-    (:func:`sweep.executors._part_tasks.config_returns_on_ray`), with the same result.
+
+def config_returns_blocks(
+    sweep: ResolvedSweep, indices: NDArray[np.int64], block: int = RETURNS_BLOCK
+) -> Iterator[NDArray[np.float64]]:
+    """:func:`config_returns` of ``indices`` as consecutive blocks of at most ``block`` rows."""
+    idx = np.asarray(indices, dtype=np.int64)
+    for lo in range(0, idx.shape[0], block):
+        yield config_returns(sweep, idx[lo : lo + block])
+
+
+class ReturnsRunner(Protocol):
+    """What recomputes configs' returns a block of rows at a time.
+
+    Called as ``run(sweep, indices)``; yields consecutive blocks of rows of per-period
+    returns, one row per grid position, in the order given, so the caller never holds them
+    all: :func:`config_returns_blocks` here, or Ray tasks with ``sweep report --address``
+    (:func:`sweep.executors._part_tasks.config_returns_on_ray`), with the same rows.
     """
 
     def __call__(
         self, sweep: ResolvedSweep, indices: NDArray[np.int64], /
-    ) -> NDArray[np.float64]: ...
+    ) -> Iterable[NDArray[np.float64]]: ...
 
 
 #: Configs pushed through strategy and metrics together inside one batch (keeps the

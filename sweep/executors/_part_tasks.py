@@ -18,7 +18,7 @@ The folder must be reachable by the same location from every node: a URI (``s3:/
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -165,13 +165,14 @@ def map_row_runs(
     extra: tuple[Any, ...],
     *,
     address: str | None,
-) -> list[T]:
+) -> Iterator[T]:
     """``body(*shared, rows[a:b], *extra)`` for consecutive runs of ``rows``, as Ray tasks.
 
     ``shared`` goes to the object store once (every task reads the same copy);
     ``GROUPS_PER_CPU`` runs per CPU of the cluster, so a slow node does not hold the last
-    one. The answers come back in the order of the runs. A task whose worker dies is
-    retried by Ray; an exception inside ``body`` reaches the caller.
+    one. Every run is submitted at the first ``next``; the answers are yielded in the order
+    of the runs, each fetched when asked for. A task whose worker dies is retried by Ray;
+    an exception inside ``body`` reaches the caller.
     """
     import ray
 
@@ -185,7 +186,8 @@ def map_row_runs(
         pending = [
             task.remote(*refs, rows[a:b], *extra) for a, b in itertools.pairwise(bounds) if b > a
         ]
-        return [_result(ref) for ref in pending]
+        for ref in pending:
+            yield _result(ref)
     finally:
         if owns:
             ray.shutdown()
@@ -238,7 +240,7 @@ def cscv_splits_on_ray(
     ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         one_row = counts[:1] if counts.strides[0] == 0 else counts  # one row, broadcast
         shared = tuple(np.ascontiguousarray(a) for a in (one_row, sums, sums_sq))
-        answers = map_row_runs(body, shared, combos, (sharpe, *extra), address=address)
+        answers = list(map_row_runs(body, shared, combos, (sharpe, *extra), address=address))
         best = np.concatenate([a[0] for a in answers])
         rank = np.concatenate([a[1] for a in answers])
         return best, rank
@@ -260,7 +262,7 @@ def config_returns_on_ray(
     """A :class:`sweep.engine._evaluate.ReturnsRunner` whose configs run as Ray tasks.
 
     The sweep (its data included) goes to the object store once; each task recomputes a run
-    of the configs (:func:`map_row_runs`) and the rows are put back in the order asked. A
+    of the configs (:func:`map_row_runs`) and the runs are yielded in the order asked. A
     config's returns depend only on the config, the data and the root seed, so they are the
     in-process ones bit for bit. A task whose worker dies is retried by Ray.
 
@@ -274,9 +276,7 @@ def config_returns_on_ray(
         Further arguments of ``body`` after the grid positions.
     """
 
-    def run(sweep: ResolvedSweep, indices: NDArray[np.int64], /) -> NDArray[np.float64]:
-        answers = map_row_runs(body, (sweep,), np.asarray(indices), extra, address=address)
-        empty = np.empty((0, sweep.n_returns), dtype=np.float64)
-        return np.concatenate(answers) if answers else empty
+    def run(sweep: ResolvedSweep, indices: NDArray[np.int64], /) -> Iterator[NDArray[np.float64]]:
+        yield from map_row_runs(body, (sweep,), np.asarray(indices), extra, address=address)
 
     return run

@@ -14,7 +14,7 @@ from stats import SplitRunner, cscv_best_and_ranks
 from sweep._version import ENGINE_VERSION
 from sweep.common._jsonable import JSONObject
 from sweep.common._serial import RecordFormatError, from_json, to_json
-from sweep.engine._evaluate import ReturnsRunner, config_returns
+from sweep.engine._evaluate import ReturnsRunner, config_returns_blocks
 from sweep.report import _report_plots as plots
 from sweep.report._bench_figures import plot_bench
 from sweep.report._bench_scaling import scaling_section
@@ -164,7 +164,7 @@ def build_report(
     *,
     auditor: PartAuditor | None = None,
     pbo_splits: SplitRunner = cscv_best_and_ranks,
-    recompute: ReturnsRunner = config_returns,
+    recompute: ReturnsRunner = config_returns_blocks,
 ) -> Report:
     """Build the audit report of a run folder.
 

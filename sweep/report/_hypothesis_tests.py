@@ -4,18 +4,16 @@ The sweep-wide tests (Reality Check, SPA, StepM), the configs called real (FDP-S
 minimum detectable Sharpe ratio and the effective number of trials (bootstrap-implied) come
 from the null summaries stored in the parts (:mod:`sweep.store._null_summary`), merged exactly:
 no return matrix is needed at any sweep size. Returns are recomputed only for the descriptive
-dimensionality of the returns (a seeded sample above ``max_return_configs``), with
-:func:`sweep.engine._evaluate.config_returns`, which depends only on the config, the data and the
-root seed (the report checks this by recomputing the stored Sharpe ratios bit for bit, and
-a sample of whole rows over every column, :mod:`sweep.report._row_check`; a difference
-withholds the verdict).
+dimensionality of the returns, a block at a time (:mod:`sweep.report._returns_sample`, which
+also checks the stored Sharpe ratios bit for bit; a sample of whole rows over every column is
+checked by :mod:`sweep.report._row_check`; a difference withholds the verdict).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,19 +25,15 @@ from stats import (
     SplitRunner,
     cscv_best_and_ranks,
     deflated_sharpe_ratio,
-    effective_number_of_trials,
     expected_max_sharpe,
     fixed_exp,
     fixed_log,
-    moments_from_path,
     multiple_testing_summary,
-    path_statistics,
     pbo_from_block_stats,
     return_moments,
-    trials_from_mean_sq_correlation,
 )
 from sweep.data._benchmark import benchmark_returns, describe_null
-from sweep.engine._evaluate import ReturnsRunner, config_returns
+from sweep.engine._evaluate import ReturnsRunner, config_returns_blocks
 from sweep.errors import USER_ERRORS, SweepError
 from sweep.report._inference import (
     ConfigIds,
@@ -52,8 +46,14 @@ from sweep.report._inference import (
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
 from sweep.report._ranking import QUANTILES, histogram, ok_results, plain, ranked
-from sweep.report._rebuild import rebuild_sweep, recorded_panel
-from sweep.report._row_check import check_rows, recomputation_failure
+from sweep.report._rebuild import recorded_panel
+from sweep.report._returns_sample import (
+    DIMENSIONALITY_MEANING,
+    ReturnsDimensionality,
+    recompute_returns,
+    seeded_sample,
+)
+from sweep.report._row_check import recomputation_failure
 from sweep.report._sections import (
     BenchmarkInfo,
     ConfigShare,
@@ -73,7 +73,6 @@ from sweep.report._sections import (
     OutOfSampleSection,
     PBOSection,
     ReturnsInfo,
-    SharpeCheck,
     TooFewReplications,
     Unavailable,
     Winner,
@@ -84,13 +83,6 @@ from sweep.report._verdict import Verdict, VerdictInputs, judge_winner
 #: Points of the E[max]-against-N curve.
 CURVE_POINTS = 80
 LOGIT_BINS = 30
-#: What the dimensionality of the returns is, and why it does not deflate the winner.
-DIMENSIONALITY_MEANING = (
-    "the dimensionality of the configs' returns (how many independent directions they "
-    "span), not a number of trials: a grid of strongly correlated configs has few "
-    "dimensions yet its best config is far luckier than the best of that many "
-    "independent trials, so it is not used to deflate the winner"
-)
 
 
 @dataclass(frozen=True)
@@ -104,166 +96,6 @@ class TestingPlotData:
     effective_n: float | None
     winner_sharpe: float | None
     periods_per_year: float
-
-
-#: What rebuilding a recorded sweep may raise: bad input, or a file or module gone.
-_REBUILD_ERRORS: tuple[type[Exception], ...] = (*USER_ERRORS, OSError, ImportError)
-
-
-def _sample(n: int, size: int, seed: int, stream: int) -> tuple[NDArray[np.int64], bool]:
-    """Positions ``0..n-1``, or a sorted seeded uniform sample of ``size`` of them."""
-    if n <= size:
-        return np.arange(n, dtype=np.int64), False
-    rng = np.random.default_rng([seed, stream])
-    return np.sort(rng.choice(n, size=size, replace=False)).astype(np.int64), True
-
-
-def recompute_returns(
-    run: RunData,
-    frame: pd.DataFrame,
-    options: ReportOptions,
-    recompute: ReturnsRunner = config_returns,
-) -> tuple[NDArray[np.float64] | None, pd.DataFrame, ReturnsInfo]:
-    """Recompute the returns of the ok configs (or of a seeded sample of them).
-
-    Parameters
-    ----------
-    run : RunData
-        The run.
-    frame : pandas.DataFrame
-        The ok configs.
-    options : ReportOptions
-        ``max_return_configs`` and ``sample_seed``.
-    recompute : ReturnsRunner, optional
-        What recomputes the sample's returns: here by default, or Ray tasks
-        (``sweep report --address``); the same series either way.
-
-    Returns
-    -------
-    returns : ndarray of float64, shape (m, T), or None
-        One row per config of ``rows`` with finite returns; None when the sweep cannot be
-        rebuilt (data moved or changed, strategy gone or changed).
-    rows : pandas.DataFrame
-        The configs behind ``returns``, in grid order.
-    info : ReturnsInfo
-        What was recomputed, how, the bit-for-bit check of the stored Sharpe ratios and
-        that of a sample of whole rows (:func:`sweep.report._row_check.check_rows`).
-    """
-    by_grid = np.argsort(frame["grid_index"].to_numpy(), kind="stable")
-    pick, sampled = _sample(len(by_grid), options.max_return_configs, options.sample_seed, 0)
-    rows = frame.iloc[by_grid[pick]]
-    info = ReturnsInfo(
-        configs=len(rows),
-        of=len(frame),
-        sampled=sampled,
-        sample=(
-            f"a seeded uniform sample of {len(rows):,} of the {len(frame):,} ok configs "
-            f"(numpy default_rng([{options.sample_seed}, 0]))"
-            if sampled
-            else "every ok config"
-        ),
-        deterministic=(
-            "returns recomputed with sweep's config_returns: a config's returns depend only on "
-            "the strategy and its version, the parameters, the data and the root seed, so "
-            "these are the series the stored metrics were computed from"
-        ),
-        recomputed=False,
-    )
-    try:
-        sweep = rebuild_sweep(run, options)
-        row_check = check_rows(run, sweep, options.sample_seed)
-        returns = recompute(sweep, rows["grid_index"].to_numpy(dtype=np.int64))
-    except _REBUILD_ERRORS as exc:
-        return None, rows, replace(info, reason=f"cannot rebuild the sweep: {exc}")
-    finite = np.isfinite(returns).all(axis=1)
-    if not finite.all():  # a copy only when some rows must go
-        returns, rows = returns[finite], rows.iloc[np.flatnonzero(finite)]
-    t = returns.shape[1]
-    path = path_statistics(returns, run.manifest.run_key.pbo_blocks)
-    again = moments_from_path(path, t).sharpe
-    (stored,) = run.reread_floats(rows.index.to_numpy(), ["sharpe"])  # not held
-    stored = stored[:, 0]
-    same = (again == stored) | (np.isnan(again) & np.isnan(stored))
-    diff = np.abs(again - stored)
-    info = replace(
-        info,
-        configs=len(rows),
-        recomputed=True,
-        periods=t,
-        non_finite_rows_dropped=int((~finite).sum()),
-        sharpe_check=SharpeCheck(
-            compared=int(same.size),
-            identical=int(same.sum()),
-            max_abs_difference=float(np.nanmax(diff)) if np.isfinite(diff).any() else 0.0,
-        ),
-        row_check=row_check,
-    )
-    return returns, rows, info
-
-
-def returns_dimensionality(
-    returns: NDArray[np.float64], n_total: int, sampled: bool, options: ReportOptions
-) -> Dimensionality:
-    """The dimensionality of the returns and the other estimators, as report data.
-
-    Not the effective number of trials (that is the bootstrap-implied count, see
-    :func:`sweep.report._inference.effective_number`). The headline (``value``) is the
-    participation ratio with the finite-sample noise floor
-    of the squared correlations removed (``participation_ratio_adjusted`` of
-    :func:`stats.effective_number_of_trials`); for a sample it is extrapolated to all
-    ``n_total`` configs from the sample's mean squared correlation.
-    """
-    m, t = returns.shape
-    eff = effective_number_of_trials(
-        returns,
-        method="auto",
-        seed=options.sample_seed,
-        eigenvalues=min(m, t) <= options.eigen_max_dim,
-        max_eigen_dim=options.eigen_max_dim,
-        block_rows=512,  # standardised rows held at a time: 512 x T doubles
-        precision="float32",  # the products (relative error ~1e-10 on sum ρ², see stats)
-    )
-    n_used = eff.n
-    q = eff.mean_sq_pairwise_correlation
-    if sampled and math.isfinite(q):
-        plain_pr, adjusted, nyholt = trials_from_mean_sq_correlation(n_total, q, t)
-        scope = f"extrapolated to all {n_total:,} configs from a sample of {m:,}"
-    else:
-        plain_pr, adjusted, nyholt = (
-            eff.participation_ratio,
-            eff.participation_ratio_adjusted,
-            eff.nyholt,
-        )
-        scope = f"over all {n_used:,} non-constant configs"
-    return Dimensionality(
-        value=min(max(adjusted, 1.0), float(n_total)),
-        estimator="participation ratio (sum λ)² / sum λ² of the correlation eigenvalues, "
-        "finite-sample noise floor 1/(T-1) of each squared correlation removed",
-        method=eff.method,
-        scope=scope,
-        configs_used=n_used,
-        constant_configs_left_out=eff.n_constant,
-        pairs_sample_size=eff.sample_size,
-        periods=eff.n_obs,
-        participation_ratio=min(max(plain_pr, 1.0), float(n_total)),
-        participation_ratio_adjusted=min(max(adjusted, 1.0), float(n_total)),
-        participation_ratio_se=eff.participation_ratio_se,
-        nyholt=min(max(nyholt, 1.0), float(n_total)),
-        li_ji=eff.li_ji if not sampled else None,
-        galwey=eff.galwey if not sampled else None,
-        li_ji_of_sample=eff.li_ji if sampled else None,
-        galwey_of_sample=eff.galwey if sampled else None,
-        eigen_method=eff.eigen_method,
-        eigen_note=None
-        if eff.eigen_method != "none"
-        else (
-            f"Li-Ji and Galwey need the eigenvalues of a {min(m, t):,}-square matrix, above "
-            f"the report's limit of {options.eigen_max_dim:,} (slow); not computed"
-        ),
-        mean_pairwise_correlation=eff.mean_pairwise_correlation,
-        mean_sq_pairwise_correlation=q,
-        meaning=DIMENSIONALITY_MEANING,
-    )
 
 
 def _winner(run: RunData, frame: pd.DataFrame, params: list[str]) -> Winner | None:
@@ -355,7 +187,7 @@ def deflation(
 def _pbo(
     run: RunData, frame: pd.DataFrame, options: ReportOptions, run_splits: SplitRunner
 ) -> tuple[PBOSection | Unavailable, PBOResult | None]:
-    pick, sampled = _sample(len(frame), options.max_pbo_configs, options.sample_seed, 1)
+    pick, sampled = seeded_sample(len(frame), options.max_pbo_configs, options.sample_seed, 1)
     positions = frame.index.to_numpy()[pick] if sampled else frame.index.to_numpy()
     if len(positions) < 2:
         return Unavailable(reason="needs at least 2 ok configs"), None
@@ -480,14 +312,15 @@ def _dimensionality(
     recompute: ReturnsRunner,
 ) -> tuple[ReturnsInfo, Dimensionality | DimensionalityError | None]:
     """Recomputed returns and their dimensionality (descriptive; not a trial count)."""
+    dimensions = ReturnsDimensionality(options)
     with steps.step("recompute returns"):
-        returns, _, returns_info = recompute_returns(run, frame, options, recompute)
-    if returns is None or returns.shape[0] < 1:
+        returns_info = recompute_returns(run, frame, options, recompute, dimensions)
+    if not returns_info.recomputed or not returns_info.configs:
         return returns_info, None
     with steps.step("dimensionality of the returns"):
         try:
-            dims: Dimensionality | DimensionalityError = returns_dimensionality(
-                returns, len(frame), returns_info.sampled, options
+            dims: Dimensionality | DimensionalityError = dimensions.result(
+                len(frame), returns_info.sampled
             )
         except USER_ERRORS as exc:
             dims = DimensionalityError(error=str(exc), meaning=DIMENSIONALITY_MEANING)
@@ -555,7 +388,7 @@ def testing_section(
     steps: Steps,
     oos: OutOfSampleSection | Unavailable | None = None,
     pbo_splits: SplitRunner = cscv_best_and_ranks,
-    recompute: ReturnsRunner = config_returns,
+    recompute: ReturnsRunner = config_returns_blocks,
 ) -> tuple[MultipleTestingSection | Unavailable, Verdict | None, TestingPlotData]:
     """Section 5 of the report, with the verdict.
 

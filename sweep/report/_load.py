@@ -494,17 +494,6 @@ def _streamed_results(
     return pd.DataFrame(columns, copy=False), facts, order, len(dest)
 
 
-def _summaries(
-    schemas: list[pa.Schema], n_distinct: int, rows_in_parts: int, results: pd.DataFrame
-) -> tuple[NullSummary | None, FoldSummary | None]:
-    """The good parts' null and fold summaries merged, from their footers."""
-    merged = merged_summary(schemas)
-    if merged is not None and n_distinct < rows_in_parts:  # a repeated batch counts once
-        finite = np.isfinite(results["p_value"].to_numpy(dtype=np.float64))
-        merged = replace(merged, n_configs=int(finite.sum()))
-    return merged, merged_folds(schemas)
-
-
 def load_run(
     run_dir: str | os.PathLike[str],
     extra_columns: tuple[str, ...] = (),
@@ -545,16 +534,19 @@ def load_run(
     wanted = {*WHOLE_COLUMNS, *params, *extra_columns}
     keep = [c for c in all_columns if c in wanted]  # the parts' order
     categorical = {*CATEGORICAL_COLUMNS, *params}
+    # What the parts' footers give (their null summaries alone are ~140 kB a part) is taken
+    # and dropped before the results are read, so the two never sit in memory together.
+    v2_digest = audited_hash(store, good, manifest.total).digest if good and not v1 else None
+    schemas = [a.schema for a in good if a.schema]
+    null_summary, folds = (merged_summary(schemas), merged_folds(schemas)) if good else (None, None)
+    del audits, good, schemas
     results, facts, digest, row_order, rows_in_parts = _good_results(
         store, names, keep, categorical, v1
     )
-    if good and not v1:
-        digest = audited_hash(store, good, manifest.total).digest
-    null_summary, folds = (
-        _summaries([a.schema for a in good if a.schema], len(results), rows_in_parts, results)
-        if good
-        else (None, None)
-    )
+    digest = v2_digest or digest
+    if null_summary is not None and len(results) < rows_in_parts:  # a repeated batch counts once
+        finite = np.isfinite(results["p_value"].to_numpy(dtype=np.float64))
+        null_summary = replace(null_summary, n_configs=int(finite.sum()))
     pa.default_memory_pool().release_unused()  # the parts' buffers, freed but kept
     telemetry_table = RunRecord(store, manifest, tuple(checks)).telemetry()
     telemetry = None

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from stats import SplitRunner, cscv_best_and_ranks
 from sweep.common._range_set import RangeSet
 from sweep.common._serial import JSONRecord
-from sweep.engine._evaluate import ReturnsRunner, config_returns
+from sweep.engine._evaluate import ReturnsRunner, config_returns_blocks
 from sweep.errors import RunFolderError, SweepError, close_matches
 from sweep.executors._part_tasks import (
     config_returns_on_ray,
@@ -327,7 +327,7 @@ def returns_runner(address: str | None) -> ReturnsRunner:
 
     The same series either way (:func:`sweep.executors._part_tasks.config_returns_on_ray`).
     """
-    return config_returns if address is None else config_returns_on_ray(address)
+    return config_returns_blocks if address is None else config_returns_on_ray(address)
 
 
 def verify_run(run_dir: str | os.PathLike[str], *, address: str | None = None) -> Verification:

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stats import StatsInputError, effective_number_of_trials
+from stats import GramTrials, StatsInputError, effective_number_of_trials
 
 
 def brute_force(x: np.ndarray) -> dict[str, float]:
@@ -209,3 +209,44 @@ def test_trials_from_mean_sq_correlation_matches_the_estimator_and_its_limits():
     assert trials_from_mean_sq_correlation(100, 1.0 / 99.0, 100)[1] == pytest.approx(100.0)
     assert trials_from_mean_sq_correlation(100, 0.0, 100)[0] == pytest.approx(100.0)
     assert trials_from_mean_sq_correlation(100, 1.0, 100) == (1.0, 1.0, 1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(8, 120),
+    t=st.integers(3, 7),
+    block_rows=st.integers(1, 40),
+    cuts=st.lists(st.integers(1, 50), min_size=1, max_size=8),
+    precision=st.sampled_from(["float64", "float32"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_gram_trials_fed_in_any_blocks_is_the_exact_result(n, t, block_rows, cuts, precision, seed):
+    # Rows arrive in arbitrary pieces (some constant): the same result, bit for bit, as the
+    # exact method on the whole matrix whenever it takes the Gram route (t < non-constant n).
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, t)) + rng.standard_normal(t)  # correlated rows
+    x[rng.random(n) < 0.1] = 0.5
+    acc = GramTrials(t, precision=precision, block_rows=block_rows)
+    start, k = 0, 0
+    while start < n:
+        stop = start + cuts[k % len(cuts)]
+        acc.add(x[start:stop])
+        start, k = stop, k + 1
+    live = int((x.max(axis=1) > x.min(axis=1)).sum())
+    if live <= t:
+        return
+    whole = effective_number_of_trials(
+        x, method="exact", precision=precision, block_rows=block_rows
+    )
+    assert acc.result() == whole
+
+
+def test_gram_trials_refuses_what_it_cannot_do():
+    with pytest.raises(ValueError, match="max_eigen_dim"):
+        GramTrials(100, max_eigen_dim=50)
+    acc = GramTrials(5, eigenvalues=False)
+    with pytest.raises(ValueError, match="5 periods"):
+        acc.add(np.zeros((3, 4)))
+    acc.add(np.ones((3, 5)))
+    with pytest.raises(ValueError, match="non-constant"):
+        acc.result()

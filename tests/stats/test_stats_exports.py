@@ -28,6 +28,7 @@ EXPECTED = {
     "Fold",
     "FoldPlan",
     "FoldSummary",
+    "GramTrials",
     "cpcv_folds",
     "cpcv_paths",
     "fold_values",

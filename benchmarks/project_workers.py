@@ -1,0 +1,210 @@
+"""Project a sweep and its report to 10^8 and 10^9 configs on W workers (issue 24).
+
+A projection, not a measurement. It combines what was measured on this machine:
+
+* the report's per-step seconds and peak RSS at two or more sizes, in-process
+  (``bench_report_scale.py``'s ``report_scale.json``);
+* ``sweep verify`` on the same run folders (``--verify``, timed here): the integrity pass
+  that ``sweep report --address`` runs as Ray tasks, one per group of parts;
+* the amortization law of ``sweep bench amortization`` (``O`` per task, ``b`` per config)
+  and the Universal Scalability Law of ``sweep bench scaling`` (sigma, kappa) on this
+  machine's Ray (``--bench``, the folder ``sweep bench`` writes).
+
+The model, stated so it can be checked:
+
+* Each report step's seconds are a line ``a + b N`` through the two largest sizes (PBO draws
+  at most 10^6 configs and the dimensionality 10^4, so their lines come out flat beyond
+  that; the read and the tests over every config grow with N).
+* With ``--address`` on W workers, the passes that run as Ray tasks (the integrity pass, PBO's
+  splits, the recomputed returns) take their in-process seconds divided by the USL speedup
+  ``S(W) = W / (1 + sigma (W - 1) + kappa W (W - 1))``; the integrity pass's share of the
+  read step is ``sweep verify``'s time. Everything else stays in the driver.
+* The sweep takes ``N b / S(W)`` plus one task overhead ``O`` per batch of ``--batch``
+  configs spread over W workers: ``b`` is the run's own per-config cost (the fit of its
+  tasks' service times in ``--run-report``'s report.json), ``O`` the amortization law's
+  per-task overhead on this machine's Ray.
+* The driver's peak RSS is the line through the two largest sizes' peaks.
+
+Usage::
+
+    python benchmarks/project_workers.py --scale runs/bench/report_scale/report_scale.json \\
+        --verify /tmp/growth/run-1000000,/tmp/growth/run-10000000 --bench runs/bench \\
+        --run-report /tmp/growth/report-10000000/report.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from bench_report_scale import SWEEP, probed
+
+from stats import usl_throughput
+from sweep.store._bench_results import (
+    AmortizationResult,
+    LawFit,
+    ScalingResult,
+    UslFit,
+    bench_from_json,
+)
+
+#: Report steps whose work runs as Ray tasks with ``sweep report --address``.
+ON_RAY = ("probability of backtest overfitting", "recompute returns")
+READ = "read and verify the run folder"
+WORKERS = (1, 2, 16, 64, 256)
+
+
+def line(sizes: list[int], values: list[float]) -> tuple[float, float]:
+    """``(a, b)`` of ``a + b N`` through the two largest sizes."""
+    (n1, y1), (n2, y2) = sorted(zip(sizes, values, strict=True))[-2:]
+    slope = (y2 - y1) / (n2 - n1)
+    return y1 - slope * n1, slope
+
+
+def at(fit: tuple[float, float], n: float) -> float:
+    return max(fit[0] + fit[1] * n, 0.0)
+
+
+def speedup(workers: int, usl: UslFit | None) -> float:
+    """USL speedup over one worker (linear when no fit)."""
+    if usl is None:
+        return float(workers)
+    one = float(usl_throughput(1, usl.sigma, usl.kappa)[0])
+    return float(usl_throughput(workers, usl.sigma, usl.kappa)[0]) / one
+
+
+def time_verify(folders: list[str]) -> tuple[list[int], list[float]]:
+    """Each run folder's config count and ``sweep verify``'s wall seconds on it."""
+    sizes, seconds = [], []
+    for folder in folders:
+        took, _ = probed([*SWEEP, "verify", folder])
+        manifest = json.loads((Path(folder) / "manifest.json").read_text())
+        sizes.append(int(manifest["grid"]["size"]))
+        seconds.append(took)
+    return sizes, seconds
+
+
+def _bench(folder: Path | None, kind: str) -> object | None:
+    path = folder / f"{kind}.json" if folder else None
+    if path is None or not path.exists():
+        return None
+    return bench_from_json(json.loads(path.read_text()), str(path))
+
+
+def _hms(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=Path, required=True, help="report_scale.json")
+    parser.add_argument("--verify", default="", help="run folders to time sweep verify on")
+    parser.add_argument("--bench", type=Path, default=None, help="sweep bench results folder")
+    parser.add_argument("--targets", default="100000000,1000000000")
+    parser.add_argument("--run-report", type=Path, help="report.json of the largest run (b)")
+    parser.add_argument("--batch", type=int, default=4914, help="configs per task")
+    parser.add_argument("--out", type=Path, default=Path("runs/bench/project_workers"))
+    args = parser.parse_args()
+    rows = json.loads(args.scale.read_text())
+    sizes = [int(r["configs"]) for r in rows]
+    amort = _bench(args.bench, "amortization")
+    scaling = _bench(args.bench, "scaling")
+    law = amort.fit if isinstance(amort, AmortizationResult) else None
+    overhead = law.overhead_seconds if isinstance(law, LawFit) else None
+    per_config = None
+    if args.run_report is not None:
+        from_run = json.loads(args.run_report.read_text())["scaling"].get("from_run") or {}
+        per_config = from_run.get("per_config_seconds")
+    usl = scaling.fit if isinstance(scaling, ScalingResult) else None
+    usl = usl if isinstance(usl, UslFit) else None
+
+    verify_sizes, verify_seconds = time_verify([f for f in args.verify.split(",") if f])
+    steps = sorted({s for r in rows for s in r["step_seconds"]})
+    step_fit = {s: line(sizes, [float(r["step_seconds"].get(s, 0.0)) for r in rows]) for s in steps}
+    audit_fit = line(verify_sizes, verify_seconds) if len(verify_sizes) >= 2 else None
+    rss_fit = line(sizes, [float(r["report_peak_rss_mib"]) for r in rows])
+    wall_fit = line(sizes, [float(r["report_seconds"]) for r in rows])
+    startup = at(wall_fit, 0.0)
+
+    lines = [
+        "# Projection of a sweep and its report to N configs on W workers (not measured)",
+        "",
+        f"report steps from {args.scale} (sizes {', '.join(f'{n:,}' for n in sizes)}); "
+        + (
+            f"sweep verify timed here at {', '.join(f'{n:,}' for n in verify_sizes)}: "
+            + ", ".join(f"{s:.1f} s" for s in verify_seconds)
+            if verify_sizes
+            else "no sweep verify timing (the integrity pass counted in the driver)"
+        ),
+        (
+            f"USL from sweep bench scaling: sigma {usl.sigma:.4f}, kappa {usl.kappa:.5f} "
+            f"(R² {usl.r_squared:.3f}, fitted on {scaling.max_workers} workers at most)"
+            if usl and isinstance(scaling, ScalingResult)
+            else "no USL fit: linear speedup assumed"
+        ),
+        (
+            f"O = {overhead:.4f} s per task (sweep bench amortization on this machine's Ray)"
+            if overhead is not None
+            else "no amortization fit: no task overhead counted"
+        ),
+        (
+            f"b = {per_config * 1e6:.1f} us per config (the run's own tasks, {args.run_report}); "
+            f"{args.batch:,} configs per task"
+            if per_config
+            else "no per-config cost: the sweep is not projected"
+        ),
+        "",
+        "| configs | workers | S(W) | sweep | report | report driver part | report peak RSS |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    record = []
+    for n in [int(t) for t in args.targets.split(",")]:
+        serial = sum(at(step_fit[s], n) for s in steps)
+        on_ray = sum(at(step_fit[s], n) for s in ON_RAY if s in step_fit)
+        audit = min(at(audit_fit, n), at(step_fit[READ], n)) if audit_fit else 0.0
+        driver = serial - on_ray - audit + startup
+        rss = at(rss_fit, n)
+        for w in WORKERS:
+            s_w = speedup(w, usl)
+            report = driver + (on_ray + audit) / s_w
+            sweep = math.nan
+            if per_config:
+                sweep = n * per_config / s_w + n / args.batch * (overhead or 0.0) / w
+            lines.append(
+                f"| {n:,} | {w} | {s_w:.1f} | {_hms(sweep) if math.isfinite(sweep) else 'n/a'} "
+                f"| {_hms(report)} | {_hms(driver)} | {rss / 1024:,.1f} GiB |"
+            )
+            record.append(
+                {
+                    "configs": n,
+                    "workers": w,
+                    "speedup": s_w,
+                    "sweep_seconds": sweep,
+                    "report_seconds": report,
+                    "driver_seconds": driver,
+                    "report_peak_mib": rss,
+                }
+            )
+    lines += [
+        "",
+        "The driver part (reading the held columns into place, the tests over every config, "
+        "the figures) does not shrink with W; the driver's memory grows with N (about "
+        f"{rss_fit[1] * 1e6:,.0f} MiB per 10^6 configs on the line above), so beyond this "
+        "machine's memory the report needs a larger driver, whatever W.",
+    ]
+    text = "\n".join(lines) + "\n"
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "project_workers.md").write_text(text)
+    (args.out / "project_workers.json").write_text(json.dumps(record, indent=1) + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
