@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable
 
@@ -96,9 +97,26 @@ def summary_of(schema: pa.Schema) -> NullSummary | None:
     return None if blob is None else decode_summary(blob)
 
 
+#: Parts' summaries decoded and merged at a time (the merge is exact in any grouping).
+MERGE_GROUP = 64
+
+
 def merged_summary(schemas: Iterable[pa.Schema]) -> NullSummary | None:
-    """Merge the summaries of parts (by their schemas); None if any part has none."""
-    found = [summary_of(schema) for schema in schemas]
-    if not found or any(s is None for s in found):
-        return None
-    return merge_null_summaries([s for s in found if s is not None])
+    """Merge the summaries of parts (by their schemas); None if any part has none.
+
+    Decoded and merged :data:`MERGE_GROUP` parts at a time into the running merge (maxima
+    of maxima and the top ``k`` of a union do not depend on the grouping), so the peak is
+    one group, not every part's top lists at once.
+    """
+    merged: NullSummary | None = None
+    seen = False
+    remaining = iter(schemas)
+    while group := list(itertools.islice(remaining, MERGE_GROUP)):
+        found = [summary_of(schema) for schema in group]
+        seen = True
+        if any(s is None for s in found):
+            return None
+        merged = merge_null_summaries(
+            [*([merged] if merged is not None else []), *(s for s in found if s is not None)]
+        )
+    return merged if seen else None

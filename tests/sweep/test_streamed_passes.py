@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
+from stats import merge_null_summaries
 from sweep import load_results, results_hash, run_sweep, spec_from_dict
 from sweep.runner._status import results_frame, verify_run
+from sweep.store._null_summary import merged_summary, summary_of
 from sweep.store._part_audit import audit_part
 from sweep.store._repeats import fingerprints, repeated_ids
 from sweep.store._run_store import RunStore
@@ -103,3 +107,17 @@ def test_verify_is_unchanged_by_streaming(many_parts):
     assert verification.good_parts == 9 and verification.done == 60
     assert verification.table_hash == results_hash(many_parts)
     assert verification.digest_mismatches == () and verification.null_summary_hash
+
+
+@pytest.mark.parametrize("group", [1, 2, 64])
+def test_null_summaries_merged_in_groups_are_the_merge_of_all(many_parts, monkeypatch, group):
+    # The report merges the parts' summaries a group at a time; maxima and the top k of a
+    # union do not depend on the grouping, so the result is the all-at-once merge.
+    store = RunStore(many_parts)
+    schemas = [store.read_part_schema(name) for name in store.part_names()]
+    whole = merge_null_summaries([summary_of(s) for s in schemas])
+    monkeypatch.setattr("sweep.store._null_summary.MERGE_GROUP", group)
+    grouped = merged_summary(schemas)
+    assert len(schemas) == 9  # 60 configs in batches of 7
+    for field in dataclasses.fields(whole):
+        np.testing.assert_array_equal(getattr(grouped, field.name), getattr(whole, field.name))
