@@ -68,12 +68,45 @@ def at(fit: tuple[float, float], n: float) -> float:
     return max(fit[0] + fit[1] * n, 0.0)
 
 
-def speedup(workers: int, usl: UslFit | None) -> float:
-    """USL speedup over one worker (linear when no fit)."""
-    if usl is None:
-        return float(workers)
-    one = float(usl_throughput(1, usl.sigma, usl.kappa)[0])
-    return float(usl_throughput(workers, usl.sigma, usl.kappa)[0]) / one
+def speedup(workers: int, sigma: float, kappa: float) -> float:
+    """USL speedup over one worker: ``X(W) / X(1)``."""
+    one = float(usl_throughput(1, sigma, kappa)[0])
+    return float(usl_throughput(workers, sigma, kappa)[0]) / one
+
+
+def contention(scaling: object) -> tuple[float, float, str]:
+    """``(sigma, kappa, how)`` from ``sweep bench scaling``.
+
+    Its USL fit when it has one (three worker counts or more); with two, the one-parameter
+    USL ``kappa = 0`` (Amdahl's law) through them, ``sigma = (W X(1) / X(W) - 1) / (W - 1)``;
+    with less, linear scaling.
+    """
+    if not isinstance(scaling, ScalingResult):
+        return 0.0, 0.0, "no sweep bench scaling result: linear speedup assumed"
+    if isinstance(scaling.fit, UslFit):
+        f = scaling.fit
+        return (
+            f.sigma,
+            f.kappa,
+            (
+                f"USL from sweep bench scaling: sigma {f.sigma:.4f}, kappa {f.kappa:.5f} "
+                f"(R² {f.r_squared:.3f}, up to {scaling.max_workers} workers)"
+            ),
+        )
+    points = {p.workers: p.throughput for p in scaling.points}
+    if 1 in points and len(points) >= 2:
+        w = max(points)
+        sigma = max((w * points[1] / points[w] - 1.0) / (w - 1.0), 0.0)
+        return (
+            sigma,
+            0.0,
+            (
+                f"sweep bench scaling measured {len(points)} worker counts (no USL fit): "
+                f"X(1) = {points[1]:,.0f}, X({w}) = {points[w]:,.0f} configs/s, so sigma = "
+                f"{sigma:.3f} with kappa = 0 (Amdahl's law through them)"
+            ),
+        )
+    return 0.0, 0.0, "sweep bench scaling has one worker count: linear speedup assumed"
 
 
 def time_verify(folders: list[str]) -> tuple[list[int], list[float]]:
@@ -122,8 +155,7 @@ def main() -> None:
     if args.run_report is not None:
         from_run = json.loads(args.run_report.read_text())["scaling"].get("from_run") or {}
         per_config = from_run.get("per_config_seconds")
-    usl = scaling.fit if isinstance(scaling, ScalingResult) else None
-    usl = usl if isinstance(usl, UslFit) else None
+    sigma, kappa, usl_note = contention(scaling)
 
     verify_sizes, verify_seconds = time_verify([f for f in args.verify.split(",") if f])
     steps = sorted({s for r in rows for s in r["step_seconds"]})
@@ -143,12 +175,7 @@ def main() -> None:
             if verify_sizes
             else "no sweep verify timing (the integrity pass counted in the driver)"
         ),
-        (
-            f"USL from sweep bench scaling: sigma {usl.sigma:.4f}, kappa {usl.kappa:.5f} "
-            f"(R² {usl.r_squared:.3f}, fitted on {scaling.max_workers} workers at most)"
-            if usl and isinstance(scaling, ScalingResult)
-            else "no USL fit: linear speedup assumed"
-        ),
+        usl_note,
         (
             f"O = {overhead:.4f} s per task (sweep bench amortization on this machine's Ray)"
             if overhead is not None
@@ -172,7 +199,7 @@ def main() -> None:
         driver = serial - on_ray - audit + startup
         rss = at(rss_fit, n)
         for w in WORKERS:
-            s_w = speedup(w, usl)
+            s_w = speedup(w, sigma, kappa)
             report = driver + (on_ray + audit) / s_w
             sweep = math.nan
             if per_config:

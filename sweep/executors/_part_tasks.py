@@ -17,6 +17,7 @@ The folder must be reachable by the same location from every node: a URI (``s3:/
 
 from __future__ import annotations
 
+import collections
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -26,7 +27,7 @@ from numpy.typing import NDArray
 
 from stats import SplitRunner, cscv_best_and_ranks
 from sweep.common._fs import LocalFilesystem
-from sweep.engine._evaluate import ReturnsRunner, config_returns
+from sweep.engine._evaluate import RETURNS_BLOCK, ReturnsRunner, config_returns
 from sweep.errors import ExecutionError
 from sweep.executors._ray import MAX_RETRIES
 from sweep.executors._ray_orphans import before_local_ray_start
@@ -165,14 +166,18 @@ def map_row_runs(
     extra: tuple[Any, ...],
     *,
     address: str | None,
+    most_rows: int | None = None,
 ) -> Iterator[T]:
     """``body(*shared, rows[a:b], *extra)`` for consecutive runs of ``rows``, as Ray tasks.
 
-    ``shared`` goes to the object store once (every task reads the same copy);
-    ``GROUPS_PER_CPU`` runs per CPU of the cluster, so a slow node does not hold the last
-    one. Every run is submitted at the first ``next``; the answers are yielded in the order
-    of the runs, each fetched when asked for. A task whose worker dies is retried by Ray;
-    an exception inside ``body`` reaches the caller.
+    ``shared`` goes to the object store once (every task reads the same copy). The rows
+    are cut into ``GROUPS_PER_CPU`` runs per CPU of the cluster (so a slow node does not
+    hold the last one), or more so that none has over ``most_rows``. At most ``2 * CPUs``
+    runs are in flight; the answers are yielded in the order of the runs, each fetched when
+    asked for and released after, so the driver maps only the answers in that window (an
+    answer is read from the node's shared memory, and what the driver touches there counts
+    in its resident memory). A task whose worker dies is retried by Ray; an exception
+    inside ``body`` reaches the caller.
     """
     import ray
 
@@ -181,13 +186,19 @@ def map_row_runs(
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))  # type: ignore[no-untyped-call]
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(body)
         refs = [ray.put(value) for value in shared]
-        runs = GROUPS_PER_CPU * cpus
+        runs = max(GROUPS_PER_CPU * cpus, -(-len(rows) // most_rows) if most_rows else 0)
         bounds = [len(rows) * k // runs for k in range(runs + 1)]
-        pending = [
-            task.remote(*refs, rows[a:b], *extra) for a, b in itertools.pairwise(bounds) if b > a
-        ]
-        for ref in pending:
-            yield _result(ref)
+        todo = ((a, b) for a, b in itertools.pairwise(bounds) if b > a)
+        window: collections.deque[Any] = collections.deque()
+        for a, b in itertools.islice(todo, 2 * cpus):
+            window.append(task.remote(*refs, rows[a:b], *extra))
+        while window:
+            answer = _result(window.popleft())
+            nxt = next(todo, None)
+            if nxt is not None:
+                window.append(task.remote(*refs, rows[nxt[0] : nxt[1]], *extra))
+            yield answer
+            del answer
     finally:
         if owns:
             ray.shutdown()
@@ -277,6 +288,8 @@ def config_returns_on_ray(
     """
 
     def run(sweep: ResolvedSweep, indices: NDArray[np.int64], /) -> Iterator[NDArray[np.float64]]:
-        yield from map_row_runs(body, (sweep,), np.asarray(indices), extra, address=address)
+        yield from map_row_runs(
+            body, (sweep,), np.asarray(indices), extra, address=address, most_rows=RETURNS_BLOCK
+        )
 
     return run
