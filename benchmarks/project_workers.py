@@ -70,8 +70,8 @@ def at(fit: tuple[float, float], n: float) -> float:
 
 def speedup(workers: int, sigma: float, kappa: float) -> float:
     """USL speedup over one worker: ``X(W) / X(1)``."""
-    one = float(usl_throughput(1, sigma, kappa)[0])
-    return float(usl_throughput(workers, sigma, kappa)[0]) / one
+    one = float(usl_throughput(1, sigma, kappa))
+    return float(usl_throughput(workers, sigma, kappa)) / one
 
 
 def contention(scaling: object) -> tuple[float, float, str]:
@@ -110,9 +110,17 @@ def contention(scaling: object) -> tuple[float, float, str]:
 
 
 def time_verify(folders: list[str]) -> tuple[list[int], list[float]]:
-    """Each run folder's config count and ``sweep verify``'s wall seconds on it."""
+    """Each run folder's config count and ``sweep verify``'s wall seconds on it.
+
+    An entry ``CONFIGS:SECONDS`` is a time measured before (printed by an earlier run).
+    """
     sizes, seconds = [], []
     for folder in folders:
+        if ":" in folder and not Path(folder).exists():
+            configs, took_before = folder.split(":")
+            sizes.append(int(configs))
+            seconds.append(float(took_before))
+            continue
         took, _ = probed([*SWEEP, "verify", folder])
         manifest = json.loads((Path(folder) / "manifest.json").read_text())
         sizes.append(int(manifest["grid"]["size"]))
@@ -138,11 +146,16 @@ def _hms(seconds: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=Path, required=True, help="report_scale.json")
-    parser.add_argument("--verify", default="", help="run folders to time sweep verify on")
+    parser.add_argument(
+        "--verify", default="", help="run folders to time sweep verify on (or CONFIGS:SECONDS)"
+    )
     parser.add_argument("--bench", type=Path, default=None, help="sweep bench results folder")
     parser.add_argument("--targets", default="100000000,1000000000")
     parser.add_argument("--run-report", type=Path, help="report.json of the largest run (b)")
     parser.add_argument("--batch", type=int, default=4914, help="configs per task")
+    parser.add_argument(
+        "--sigma", type=float, default=None, help="contention to assume instead (kappa = 0)"
+    )
     parser.add_argument("--out", type=Path, default=Path("runs/bench/project_workers"))
     args = parser.parse_args()
     rows = json.loads(args.scale.read_text())
@@ -156,6 +169,8 @@ def main() -> None:
         from_run = json.loads(args.run_report.read_text())["scaling"].get("from_run") or {}
         per_config = from_run.get("per_config_seconds")
     sigma, kappa, usl_note = contention(scaling)
+    if args.sigma is not None:
+        sigma, kappa, usl_note = args.sigma, 0.0, f"assumed: sigma = {args.sigma}, kappa = 0"
 
     verify_sizes, verify_seconds = time_verify([f for f in args.verify.split(",") if f])
     steps = sorted({s for r in rows for s in r["step_seconds"]})
