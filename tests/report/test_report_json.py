@@ -23,6 +23,7 @@ from sweep.report._sections import (
     PBOSection,
     ReportData,
     ResultsSection,
+    ScalingSection,
     SweepWideTests,
     Unavailable,
 )
@@ -54,7 +55,9 @@ def test_the_loaded_record_is_typed_all_the_way_down(reports):
     assert isinstance(mt.sweep_wide, SweepWideTests)
     assert isinstance(mt.pbo, PBOSection)
     assert mt.deflation is not None and isinstance(mt.deflation.naive, Deflated)
-    assert isinstance(data.scaling, NoBenchmarks)
+    # NoBenchmarks, or a ScalingSection when a developer's runs/bench is in the working folder
+    assert type(data.scaling) is type(report.data.scaling)
+    assert isinstance(data.scaling, NoBenchmarks | ScalingSection)
     assert data.identity.grid.param_names == report.data.identity.grid.param_names
     # ReportOptions itself; ``progress`` is not saved (it reads back as its default).
     assert replace(data.options, progress=False) == report.data.options

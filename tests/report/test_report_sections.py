@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -257,7 +258,8 @@ def test_a_run_folder_without_results_still_gets_a_report(tmp_path):
 
     _sweep = resolve(spec_from_dict(small_spec_dict()))
     RunStore(tmp_path / "run").create(_sweep, results_schema(_sweep))
-    report = build_report(tmp_path / "run", FAST)
+    no_bench = replace(FAST, bench_dir=str(tmp_path / "no-bench"))  # not the working folder's
+    report = build_report(tmp_path / "run", no_bench)
     assert report.to_json()["integrity"]["configs"]["done"] == 0
     assert report.to_json()["results"]["available"] is False
     assert report.to_json()["multiple_testing"]["available"] is False
