@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from sweep.runner._reproduce import Reproduction
     from sweep.runner._status import LiveRate
     from sweep.store._part_environment import EnvironmentUse
-    from sweep.store._record import LockInfo
+    from sweep.store._record import ExecutorChoice, LockInfo
 
 app = typer.Typer(
     name="sweep",
@@ -160,7 +160,7 @@ def _check_workers(executor: ExecutorKind, workers: int | None) -> None:
     if workers is not None and executor is ExecutorKind.local:
         raise SweepError(
             "--workers: applies only with --executor ray or auto (it caps the CPUs of the "
-            "local Ray cluster the sweep starts); the local executor runs in this process. "
+            "local Ray cluster it starts); the local executor runs in this process. "
             f"Got --workers {workers} with --executor {executor.value}: use --executor ray "
             "or auto, or drop --workers"
         )
@@ -204,6 +204,15 @@ ExecutorOpt = Annotated[
 ]
 AddressOpt = Annotated[
     str | None, typer.Option("--address", envvar="RAY_ADDRESS", help="Ray cluster to join.")
+]
+PassExecutorOpt = Annotated[
+    ExecutorKind,
+    typer.Option(
+        "--executor",
+        help="Where the per-part checks run. auto: Ray with --address, else the first parts "
+        "are checked here and timed, and the rest runs on a local Ray cluster only where "
+        "that is predicted to finish first.",
+    ),
 ]
 WorkersOpt = Annotated[
     int | None, typer.Option("--workers", min=1, help="Cap on Ray CPUs for a local cluster.")
@@ -551,23 +560,30 @@ def verify(
             envvar="RAY_ADDRESS",
             help="Ray cluster to join: each part is checked and re-hashed there, as tasks over "
             "groups of parts (the folder must be reachable from every node: a URI or a shared "
-            "path). Default: here, one part at a time.",
+            "path).",
         ),
     ] = None,
+    executor: PassExecutorOpt = ExecutorKind.auto,
+    workers: WorkersOpt = None,
 ) -> None:
     """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch).
 
-    Parts are read one at a time (or as Ray tasks with --address); the output is the same.
+    Parts are read one at a time here, or as Ray tasks (--address, or a local Ray cluster
+    where auto predicts it faster); the output is the same.
     """
+    from sweep.runner._pass_executor import PassExecutor
     from sweep.runner._status import verify_run
 
-    verification = verify_run(run_dir, address=address)
+    _check_workers(executor, workers)
+    with PassExecutor(executor.value, address, workers) as passes:
+        verification = verify_run(run_dir, auditor=passes.audit)
     for part in verification.bad_parts:
         _say(err, f"BAD PART parts/{part.name}: {part.reason}")
     for part in verification.bad_telemetry:
         _say(err, f"bad telemetry telemetry/{part.name}: {part.reason} (results unaffected)")
     bad = len(verification.bad_parts)
     _say(out, f"parts verified: {verification.good_parts} good, {bad} bad")
+    _say(out, _choice_line(passes.choice))
     if bad:
         _say(err, "resume the sweep to recompute the configs of the bad parts")
         raise typer.Exit(1)
@@ -904,12 +920,15 @@ def report(
             "run there; the folder must be reachable from every node. The report is the same.",
         ),
     ] = None,
+    executor: PassExecutorOpt = ExecutorKind.auto,
+    workers: WorkersOpt = None,
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html."""
     from sweep.report import ReportOptions, build_report, default_out_dir, write_report
     from sweep.report._cli_support import parse_heatmap, summary_lines
-    from sweep.runner._status import part_auditor, pbo_split_runner, returns_runner
+    from sweep.runner._pass_executor import PassExecutor
 
+    _check_workers(executor, workers)
     if out_dir is not None:
         check_output_folder(out_dir, "--out")
     options = ReportOptions(
@@ -921,13 +940,13 @@ def report(
         allow_import=tuple(allow_import or ()),
     )
     try:
-        with _named_data(run_dir, data):
+        with _named_data(run_dir, data), PassExecutor(executor.value, address, workers) as passes:
             built = build_report(
                 run_dir,
                 options,
-                auditor=part_auditor(address),
-                pbo_splits=pbo_split_runner(address),
-                recompute=returns_runner(address),
+                auditor=passes.audit,
+                pbo_splits=passes.pbo_splits,
+                recompute=passes.recompute,
             )
         target = out_dir or default_out_dir(run_dir)
         check_output_folder(target, "--out")
@@ -936,6 +955,18 @@ def report(
     except KeyboardInterrupt as exc:
         raise _interrupted(exc, "no complete report was written; run sweep report again") from None
     _say(out, "\n".join(summary_lines(built, files)))
+    _say(out, _choice_line(passes.choice))
+
+
+def _choice_line(choice: ExecutorChoice | None) -> str:
+    """Where a pass after a sweep checked its parts, and why (one wrapped line)."""
+    import textwrap
+
+    if choice is None:
+        return "executor: local (no part to check)"
+    text = f"executor: {'in-process' if choice.chosen == 'local' else 'Ray'} ({choice.reason})"
+    width = max(40, min(out.width, 100))
+    return "\n".join(textwrap.wrap(text, width, subsequent_indent=" " * 10))
 
 
 def _ms(seconds: float) -> str:

@@ -44,6 +44,7 @@ def decide(
     address: str | None,
     assumptions: tuple[str, ...] = (),
     settings: PlannerSettings | None = None,
+    unit: str = "configs",
 ) -> ExecutorChoice:
     """THE rule of ``--executor auto``, from the costs of both executors.
 
@@ -54,15 +55,18 @@ def decide(
     Parameters
     ----------
     configs : int
-        Configs to run.
+        Configs to run (or parts to check, for the passes after a sweep: see ``unit``).
     local, ray : CostModel
-        In-process and Ray costs (``ray`` None: not known, in-process).
+        In-process and Ray costs (``ray`` None: not known, in-process), per config (or
+        part).
     address : str or None
         A Ray cluster address.
     assumptions : tuple of str
         What the costs assume (recorded with the choice).
     settings : PlannerSettings, optional
         The planner's targets (the batch the prediction assumes).
+    unit : str, optional
+        What ``configs`` counts, as the reason says it.
 
     Returns
     -------
@@ -85,13 +89,13 @@ def decide(
         chosen = "ray"
         reason = (
             f"predicted {_secs(t_ray)} on a local Ray cluster of {p} workers vs "
-            f"{_secs(t_local)} in-process for {configs:,} configs"
+            f"{_secs(t_local)} in-process for {configs:,} {unit}"
         )
     else:
         chosen = "local"
         reason = (
             f"predicted {_secs(t_local)} in-process vs {_secs(t_ray)} on a local Ray cluster "
-            f"of {p} worker{'s' if p > 1 else ''} for {configs:,} configs"
+            f"of {p} worker{'s' if p > 1 else ''} for {configs:,} {unit}"
         )
     return ExecutorChoice(
         "auto",
@@ -160,6 +164,50 @@ def choose_executor(
         address=None,
         assumptions=assumptions,
         settings=settings,
+    )
+
+
+def choose_pass_executor(parts: int, part_seconds: float, *, workers: int | None) -> ExecutorChoice:
+    """Where the rest of a pass after a sweep runs (``verify``, ``report``): :func:`decide`.
+
+    The same law as :func:`choose_executor` with a part as the unit: ``b`` is the seconds
+    one part's check took here (measured on the first parts), Ray's start-up and per-task
+    overhead are the same assumptions, and its per-part cost is the one measured here.
+
+    Parameters
+    ----------
+    parts : int
+        Parts still to check.
+    part_seconds : float
+        Measured seconds to check one part in this process.
+    workers : int or None
+        ``--workers`` (CPUs of the local Ray cluster that would be started).
+
+    Returns
+    -------
+    ExecutorChoice
+        ``local`` or ``ray``, the reason and the predicted wall times of the part checks.
+    """
+    if not (math.isfinite(part_seconds) and part_seconds > 0) or parts <= 0:
+        return ExecutorChoice(
+            "auto", "local", "no part left to check after the first ones: in-process", parts
+        )
+    n_workers = local_workers(workers)
+    ray = CostModel(part_seconds, RAY_TASK_OVERHEAD_SECONDS, RAY_STARTUP_SECONDS, n_workers)
+    assumptions = (
+        f"Ray start-up {RAY_STARTUP_SECONDS:g} s and {RAY_TASK_OVERHEAD_SECONDS * 1e3:g} ms per "
+        "task (assumed, not measured)",
+        f"a part's check costs the same on a Ray worker as here ({part_seconds * 1e3:.3g} ms, "
+        "same machine)",
+        f"linear scaling up to {n_workers} workers",
+    )
+    return decide(
+        parts,
+        CostModel(part_seconds, 0.0),
+        ray,
+        address=None,
+        assumptions=assumptions,
+        unit="parts",
     )
 
 

@@ -511,7 +511,7 @@ def load_run(
         names the parts lack are ignored.
     auditor : PartAuditor, optional
         How every part is checked and (v2) its rows hashed again: one pass over each part,
-        here (the default) or as Ray tasks (``sweep.runner._status.part_auditor``).
+        here (the default) or as Ray tasks (``sweep.runner._pass_executor.PassExecutor``).
 
     Returns
     -------

@@ -15,26 +15,14 @@ from datetime import UTC, datetime
 import pandas as pd
 import pyarrow.compute as pc
 
-from stats import SplitRunner, cscv_best_and_ranks
 from sweep.common._range_set import RangeSet
 from sweep.common._serial import JSONRecord
-from sweep.engine._evaluate import ReturnsRunner, config_returns_blocks
 from sweep.errors import RunFolderError, SweepError, close_matches
-from sweep.executors._part_tasks import (
-    config_returns_on_ray,
-    cscv_splits_on_ray,
-    map_part_groups,
-    worker_location,
-)
+from sweep.executors._part_tasks import map_part_groups, worker_location
 from sweep.plan._eta import eta
+from sweep.runner._pass_executor import part_auditor
 from sweep.store._null_summary import merged_summary, summary_digest
-from sweep.store._part_audit import (
-    PartAudit,
-    PartAuditor,
-    audit_here,
-    audit_parts,
-    audited_hash,
-)
+from sweep.store._part_audit import PartAuditor, audited_hash
 from sweep.store._part_environment import (
     EnvironmentUse,
     environment_of,
@@ -288,49 +276,12 @@ class Verification(JSONRecord):
     digest_mismatches: tuple[str, ...] = ()
 
 
-def part_auditor(address: str | None) -> PartAuditor:
-    """How the passes after a sweep audit parts: here, or as Ray tasks on ``address``.
-
-    Parameters
-    ----------
-    address : str, optional
-        A Ray cluster: the audits run there as tasks over groups of parts
-        (:func:`sweep.executors._part_tasks.map_part_groups`); None: in this process.
-
-    Returns
-    -------
-    PartAuditor
-        The same audits either way, in the order of the names asked.
-    """
-    if address is None:
-        return audit_here
-
-    def on_ray(store: RunStore, names: list[str], rehash: bool) -> list[PartAudit]:
-        groups = map_part_groups(
-            audit_parts, worker_location(store), names, (rehash,), address=address
-        )
-        return [audit for group in groups for audit in group]
-
-    return on_ray
-
-
-def pbo_split_runner(address: str | None) -> SplitRunner:
-    """How the report runs PBO's splits: the compiled kernel here, or Ray tasks on ``address``.
-
-    The same result either way (:func:`sweep.executors._part_tasks.cscv_splits_on_ray`).
-    """
-    return cscv_best_and_ranks if address is None else cscv_splits_on_ray(address)
-
-
-def returns_runner(address: str | None) -> ReturnsRunner:
-    """How the report recomputes returns: here, or Ray tasks on ``address``.
-
-    The same series either way (:func:`sweep.executors._part_tasks.config_returns_on_ray`).
-    """
-    return config_returns_blocks if address is None else config_returns_on_ray(address)
-
-
-def verify_run(run_dir: str | os.PathLike[str], *, address: str | None = None) -> Verification:
+def verify_run(
+    run_dir: str | os.PathLike[str],
+    *,
+    address: str | None = None,
+    auditor: PartAuditor | None = None,
+) -> Verification:
     """Check every part and telemetry file against the manifest, a part at a time.
 
     Parameters
@@ -341,6 +292,9 @@ def verify_run(run_dir: str | os.PathLike[str], *, address: str | None = None) -
         A Ray cluster: each part's checks (its bytes' sha256, its contents, its footer,
         its rows hashed again) run there as tasks over groups of parts
         (:mod:`sweep.executors._part_tasks`); default: here, one part after another.
+    auditor : PartAuditor, optional
+        What audits the parts instead (``sweep verify`` passes
+        :meth:`sweep.runner._pass_executor.PassExecutor.audit`); ``address`` is then unused.
 
     Returns
     -------
@@ -358,7 +312,7 @@ def verify_run(run_dir: str | os.PathLike[str], *, address: str | None = None) -
     store.expectations()  # the manifest agrees with itself, or the folder is refused
     version = manifest.hash_version
     rehash = version != TABLE_HASH_V1
-    audits = part_auditor(address)(store, store.part_names(), rehash)
+    audits = (auditor or part_auditor(address))(store, store.part_names(), rehash)
     checks = store.judge_conflicts([(a.check, a.positions) for a in audits])
     passed = {c.name for c in checks if c.ok}
     good_audits = sorted((a for a in audits if a.check.name in passed), key=lambda a: a.check.name)

@@ -74,7 +74,7 @@ def audit_part(store: RunStore, name: str, *, rehash: bool) -> PartAudit:
 
 
 #: Audits parts of a folder, ``(store, names, rehash) -> audits`` in the order of ``names``:
-#: :func:`audit_here`, or as Ray tasks (``sweep.runner._status.part_auditor``).
+#: :func:`audit_here`, or as Ray tasks (``sweep.runner._pass_executor.PassExecutor``).
 PartAuditor = Callable[[RunStore, list[str], bool], list[PartAudit]]
 
 

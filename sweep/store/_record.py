@@ -296,7 +296,8 @@ class ExecutorChoice(JSONRecord):
     reason : str
         One sentence.
     configs : int
-        Configs the prediction was made for (those left after the in-process pilot).
+        Configs the prediction was made for (those left after the in-process pilot); for a
+        pass after a sweep (``verify``, ``report``), the parts left after the first ones.
     local_seconds, ray_seconds : float
         Predicted wall times (NaN where not predicted).
     ray_workers : int

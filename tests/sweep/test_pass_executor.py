@@ -1,0 +1,124 @@
+"""Where verify and report check their parts: --executor auto|local|ray, the same output."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+
+from sweep import run_sweep, spec_from_dict
+from sweep.plan import _auto
+from sweep.plan._auto import choose_pass_executor
+from sweep.runner import _pass_executor
+from sweep.runner._pass_executor import PILOT_PARTS, PassExecutor
+from sweep.runner._status import verify_run
+from sweep.store._part_audit import audit_here
+from sweep.store._run_store import RunStore
+from tests.helpers import small_spec_dict
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("passes") / "r"
+    run_sweep(spec_from_dict(small_spec_dict()), folder, batch_size=1, progress=False)
+    return folder  # 60 parts of one config
+
+
+def test_the_rule_picks_a_local_cluster_only_where_it_is_predicted_to_end_first():
+    # 2,039 parts at 65 ms each (the 10^7 run's check): 132 s here vs 12 s + 66 s on 2 CPUs.
+    many = choose_pass_executor(2_039, 0.065, workers=2)
+    assert many.chosen == "ray" and many.ray_seconds < many.local_seconds
+    assert many.local_seconds == pytest.approx(2_039 * 0.065)
+    assert "for 2,039 parts" in many.reason and many.ray_workers == 2
+    assert many.crossover_configs is not None and many.crossover_configs <= 2_039
+    few = choose_pass_executor(200, 0.065, workers=2)  # 13 s here: start-up does not pay
+    assert few.chosen == "local" and few.local_seconds < few.ray_seconds
+    assert few.crossover_configs == many.crossover_configs
+    one_cpu = choose_pass_executor(10**6, 0.065, workers=1)
+    assert one_cpu.chosen == "local"
+    nothing_left = choose_pass_executor(0, math.nan, workers=2)
+    assert nothing_left.chosen == "local" and math.isnan(nothing_left.local_seconds)
+
+
+def test_auto_times_the_first_parts_here_and_keeps_their_audits(run_dir):
+    store = RunStore(run_dir)
+    store.load_manifest()
+    names = store.part_names()
+    passes = PassExecutor("auto")
+    audits = passes.audit(store, names, True)
+    assert audits == audit_here(store, names, True)
+    choice = passes.choice
+    assert choice is not None and choice.chosen == "local"  # 60 parts of one config
+    assert len(names) - PILOT_PARTS <= choice.configs < len(names)
+    assert choice.assumptions and "same machine" in choice.assumptions[1]
+
+
+@pytest.mark.ray
+def test_auto_runs_the_passes_on_a_local_cluster_when_it_is_predicted_faster(
+    run_dir, ray_env, tmp_path, monkeypatch
+):
+    import ray
+
+    from sweep.report import build_report
+    from tests.report.conftest import FAST
+
+    here = build_report(run_dir, FAST)
+    # A cluster that costs nothing to start or use: the rule must then choose it.
+    monkeypatch.setattr(_auto, "RAY_STARTUP_SECONDS", 0.0)
+    monkeypatch.setattr(_auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)
+    assert not ray.is_initialized()
+    with PassExecutor("auto", workers=2) as passes:
+        there = build_report(
+            run_dir,
+            FAST,
+            auditor=passes.audit,
+            pbo_splits=passes.pbo_splits,
+            recompute=passes.recompute,
+        )
+        assert ray.is_initialized() and ray.cluster_resources()["CPU"] == 2
+        verified = verify_run(run_dir, auditor=passes.audit)
+    assert not ray.is_initialized()  # the cluster it started is gone with it
+    assert passes.choice is not None and passes.choice.chosen == "ray"
+    assert "on a local Ray cluster of 2 workers" in passes.choice.reason
+    assert there.to_json() | {"generated": None} == here.to_json() | {"generated": None}
+    assert verified.to_json() == verify_run(run_dir).to_json()
+
+
+def test_auto_stays_here_when_the_chosen_cluster_cannot_start(run_dir, monkeypatch):
+    def refuse() -> None:
+        raise RuntimeError("no room for a cluster")
+
+    monkeypatch.setattr(_auto, "RAY_STARTUP_SECONDS", 0.0)
+    monkeypatch.setattr(_auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)
+    monkeypatch.setattr(_pass_executor, "before_local_ray_start", refuse)
+    with PassExecutor("auto", workers=2) as passes:
+        verified = verify_run(run_dir, auditor=passes.audit)
+    assert verified.to_json() == verify_run(run_dir).to_json()
+    assert passes.choice is not None and passes.choice.chosen == "local"
+    assert passes.choice.reason.endswith(
+        "but Ray did not start (no room for a cluster): in-process"
+    )
+
+
+def test_local_with_workers_is_refused_before_anything_is_read(tmp_path):
+    for command in ("verify", "report"):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "sweep",
+                command,
+                str(tmp_path / "none"),
+                "--executor",
+                "local",
+                "--workers",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "--workers: applies only with --executor ray or auto" in done.stderr
