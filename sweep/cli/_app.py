@@ -743,11 +743,15 @@ def results(
             "there, as tasks (the folder must be reachable from every node).",
         ),
     ] = None,
+    executor: PassExecutorOpt = ExecutorKind.auto,
+    workers: WorkersOpt = None,
 ) -> None:
     """Print or export a run folder's results (the table view rounds; csv/json/parquet do not)."""
     from sweep.report._oos_selection import fold_table
+    from sweep.runner._pass_executor import PassExecutor
     from sweep.runner._status import results_frame
 
+    _check_workers(executor, workers)
     if output is not None:
         check_output_file(output, "--output")
     elif fmt is OutputFormat.parquet:
@@ -755,9 +759,12 @@ def results(
     if folds:
         frame = fold_table(run_dir, tuple(allow_import or ()))
     else:
-        frame, notes = results_frame(run_dir, sort, top, address=address)
+        with PassExecutor(executor.value, address, workers) as passes:
+            frame, notes = results_frame(run_dir, sort, top, passes=passes)
         for note in notes:
             _say(err, f"note: {note}")
+        if top is not None:  # the parts were streamed: say where (stderr, not in the data)
+            _say(err, _choice_line(passes.choice))
         if fmt is OutputFormat.table:
             _print_results_table(run_dir, frame, columns, show_all, output)
             return

@@ -11,9 +11,12 @@ Ray tasks (:mod:`sweep.executors._part_tasks`); the output is the same either wa
 * ``auto`` (the default): Ray when ``address`` is given; else the first parts are checked
   here and timed (:data:`PILOT_PARTS`, at least :data:`PILOT_SECONDS`), and the rest runs
   where the amortization law predicts it ends first (:func:`sweep.plan._auto.choose_pass_executor`,
-  the rule of ``sweep run --executor auto`` with a part as the unit). When a local cluster
-  is chosen it also runs the report's PBO splits and recomputed returns. A local cluster
-  that cannot start leaves the pass here, and the choice says so.
+  the rule of ``sweep run --executor auto`` with a part as the unit). A local cluster that
+  cannot start leaves the pass here, and the choice says so. The report's PBO splits and
+  recomputed returns stay here under ``auto``: a local cluster has this machine's CPUs, which
+  the compiled CSCV kernel already uses, and on the 2-core development machine both steps
+  were slower as Ray tasks at 10^7 configs (README, "Very large sweeps"); they run on Ray
+  with ``--address`` or ``--executor ray``.
 
 The choice (:attr:`PassExecutor.choice`) is shown on screen, not written into the report, so
 the report's bytes do not depend on where it was made.
@@ -22,10 +25,10 @@ the report's bytes do not depend on where it was made.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,6 +55,7 @@ PILOT_PARTS = 4
 PILOT_SECONDS = 0.5
 
 PassKind = Literal["auto", "local", "ray"]
+T = TypeVar("T")
 
 
 def part_auditor(address: str | None) -> PartAuditor:
@@ -122,18 +126,41 @@ class PassExecutor:
         """Whether the pass runs (or will run) on Ray, as decided so far."""
         return self.choice is not None and self.choice.chosen == "ray"
 
-    def audit(self, store: RunStore, names: list[str], rehash: bool) -> list[PartAudit]:
-        """A :data:`sweep.store._part_audit.PartAuditor`: the audits of ``names``, in order."""
-        done: list[PartAudit] = []
+    @property
+    def _asked_for_ray(self) -> bool:
+        """Ray named: ``--address`` (not with ``local``) or ``--executor ray``."""
+        return self.kind == "ray" or (self.kind == "auto" and bool(self.address))
+
+    def map_parts(
+        self,
+        body: Callable[..., T],
+        store: RunStore,
+        names: Sequence[str],
+        args: tuple[Any, ...],
+    ) -> list[T]:
+        """``body(location, group, *args)`` over groups of ``names``, where the pass runs.
+
+        ``body`` is a per-part function of a folder location (a Ray task's body, as for
+        :func:`sweep.executors._part_tasks.map_part_groups`). Under ``auto`` with no
+        address, the first parts are each a group run here and timed, the choice is made,
+        and the rest runs as Ray tasks or here as one group. The results are in the order of
+        the groups, which cover ``names`` in order.
+        """
+        done: list[T] = []
         if self.choice is None:  # auto, no address: time the first parts here, then decide
-            done, seconds = _pilot_audits(store, names, rehash)
+            done, seconds = _pilot(body, store, names, args)
             self.choice = choose_pass_executor(
                 len(names) - len(done), seconds, workers=self.workers
             )
-        rest = names[len(done) :]
+        rest = list(names[len(done) :])
         if rest and self.on_ray and self._ray_ready():
-            return done + _audits_on_ray(store, rest, rehash, None)
-        return done + audit_here(store, rest, rehash)
+            return done + map_part_groups(body, worker_location(store), rest, args, address=None)
+        return [*done, body(store.location, rest, *args)] if rest else done
+
+    def audit(self, store: RunStore, names: list[str], rehash: bool) -> list[PartAudit]:
+        """A :data:`sweep.store._part_audit.PartAuditor`: the audits of ``names``, in order."""
+        groups = self.map_parts(audit_parts, store, names, (rehash,))
+        return [audit for group in groups for audit in group]
 
     def pbo_splits(
         self,
@@ -144,16 +171,16 @@ class PassExecutor:
         sharpe: bool,
         /,
     ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """A :class:`stats.SplitRunner`: PBO's splits where the pass runs."""
-        if self.on_ray and self._ray_ready():
+        """A :class:`stats.SplitRunner`: PBO's splits, on Ray when asked for (not ``auto``)."""
+        if self._asked_for_ray and self._ray_ready():
             return cscv_splits_on_ray(None)(counts, sums, sums_sq, combos, sharpe)
         return cscv_best_and_ranks(counts, sums, sums_sq, combos, sharpe)
 
     def recompute(
         self, sweep: ResolvedSweep, indices: NDArray[np.int64], /
     ) -> Iterable[NDArray[np.float64]]:
-        """A :data:`sweep.engine._evaluate.ReturnsRunner`: returns where the pass runs."""
-        if self.on_ray and self._ray_ready():
+        """A :data:`sweep.engine._evaluate.ReturnsRunner`: on Ray when asked for (not ``auto``)."""
+        if self._asked_for_ray and self._ray_ready():
             return config_returns_on_ray(None)(sweep, indices)
         return config_returns_blocks(sweep, indices)
 
@@ -212,18 +239,21 @@ class PassExecutor:
         self.close()
 
 
-def _pilot_audits(store: RunStore, names: list[str], rehash: bool) -> tuple[list[PartAudit], float]:
-    """The first parts audited here, and the seconds one part took (the last timed, warm).
+def _pilot(
+    body: Callable[..., T], store: RunStore, names: Sequence[str], args: tuple[Any, ...]
+) -> tuple[list[T], float]:
+    """``body`` of the first parts here, one at a time, and the seconds one part took.
 
     At most :data:`PILOT_PARTS`, stopping once :data:`PILOT_SECONDS` have passed; the first
-    part also pays the imports, so a later one is the measure where there is one.
+    part also pays the imports, so the median of the later ones is the measure where there
+    are any.
     """
-    done: list[PartAudit] = []
+    done: list[T] = []
     seconds: list[float] = []
     started = time.perf_counter()
     for name in names[:PILOT_PARTS]:
         t0 = time.perf_counter()
-        done += audit_here(store, [name], rehash)
+        done.append(body(store.location, [name], *args))
         seconds.append(time.perf_counter() - t0)
         if time.perf_counter() - started >= PILOT_SECONDS:
             break

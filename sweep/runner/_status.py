@@ -20,7 +20,7 @@ from sweep.common._serial import JSONRecord
 from sweep.errors import RunFolderError, SweepError, close_matches
 from sweep.executors._part_tasks import map_part_groups, worker_location
 from sweep.plan._eta import eta
-from sweep.runner._pass_executor import part_auditor
+from sweep.runner._pass_executor import PassExecutor, part_auditor
 from sweep.store._null_summary import merged_summary, summary_digest
 from sweep.store._part_audit import PartAuditor, audited_hash
 from sweep.store._part_environment import (
@@ -347,7 +347,12 @@ def verify_run(
 
 
 def results_frame(
-    run_dir: str | os.PathLike[str], sort: str, top: int | None, *, address: str | None = None
+    run_dir: str | os.PathLike[str],
+    sort: str,
+    top: int | None,
+    *,
+    address: str | None = None,
+    passes: PassExecutor | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Results sorted by a metric (descending, NaN last, ties by ``config_id``).
 
@@ -365,6 +370,9 @@ def results_frame(
     address : str, optional
         With ``top``: a Ray cluster where the best rows of groups of parts are found, as
         tasks (:mod:`sweep.executors._part_tasks`); the result is the same.
+    passes : PassExecutor, optional
+        With ``top``: where the best rows of the parts are found instead (``sweep results
+        --executor``); ``address`` is then unused.
 
     Returns
     -------
@@ -375,20 +383,24 @@ def results_frame(
     """
     run = read_run(run_dir)
     if top is not None:
-        return _top_frame(run, sort, top, address), _notes(run, run.done())
+        return _top_frame(run, sort, top, address, passes), _notes(run, run.done())
     frame: pd.DataFrame = results_table(run_dir, run.good).to_pandas()
     _check_sort(sort, list(frame.columns))
     frame = frame.sort_values(sort, ascending=False, na_position="last", kind="stable")
     return frame, _notes(run, len(frame))
 
 
-def _top_frame(run: RunRecord, sort: str, top: int, address: str | None) -> pd.DataFrame:
+def _top_frame(
+    run: RunRecord, sort: str, top: int, address: str | None, passes: PassExecutor | None
+) -> pd.DataFrame:
     """The best ``top`` rows, the parts streamed (see :func:`results_frame`)."""
     good = run.good
     if not good:
         raise RunFolderError(f"run folder {run.store.location!r} has no results yet")
     _check_sort(sort, run.store.read_part_schema(good[0]).names)
-    if address is None:
+    if passes is not None:
+        candidates = passes.map_parts(best_of_parts, run.store, good, (sort, top))
+    elif address is None:
         candidates = [best_of_parts(run.store.location, good, sort, top)]
     else:
         location = worker_location(run.store)

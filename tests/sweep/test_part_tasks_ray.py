@@ -111,6 +111,8 @@ def test_results_cli_prints_the_same_bytes_on_ray(run_dir, address):
         there = _cli("results", str(run_dir), "--top", "5", "--format", fmt, "--address", address)
         assert here.returncode == there.returncode == 0, there.stderr
         assert there.stdout == here.stdout and here.stdout
+        assert "executor: Ray (a Ray cluster address was given" in there.stderr
+        assert "executor: in-process (predicted" in here.stderr
 
 
 def test_a_worker_killed_mid_verify_is_retried(run_dir, ray_local, tmp_path):

@@ -13,7 +13,7 @@ from sweep.plan import _auto
 from sweep.plan._auto import choose_pass_executor
 from sweep.runner import _pass_executor
 from sweep.runner._pass_executor import PILOT_PARTS, PassExecutor
-from sweep.runner._status import verify_run
+from sweep.runner._status import results_frame, verify_run
 from sweep.store._part_audit import audit_here
 from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict
@@ -79,7 +79,10 @@ def test_auto_runs_the_passes_on_a_local_cluster_when_it_is_predicted_faster(
         )
         assert ray.is_initialized() and ray.cluster_resources()["CPU"] == 2
         verified = verify_run(run_dir, auditor=passes.audit)
+        best, notes = results_frame(run_dir, "excess_sharpe_ann", 7, passes=passes)
     assert not ray.is_initialized()  # the cluster it started is gone with it
+    best_here, notes_here = results_frame(run_dir, "excess_sharpe_ann", 7)
+    assert best.equals(best_here) and notes == notes_here
     assert passes.choice is not None and passes.choice.chosen == "ray"
     assert "on a local Ray cluster of 2 workers" in passes.choice.reason
     assert there.to_json() | {"generated": None} == here.to_json() | {"generated": None}
