@@ -64,10 +64,9 @@ def audit_part(store: RunStore, name: str, *, rehash: bool) -> PartAudit:
     -------
     PartAudit
     """
-    check, positions = store.inspect_part(name)
-    if not check.ok or positions is None:
+    check, positions, schema = store.inspect_part_footer(name)
+    if not check.ok or positions is None or schema is None:
         return PartAudit(check, None, None, None)
-    schema = store.read_part_schema(name)
     total = store.expectations().grid_size
     fresh = digest_rows(part_rows(store, name), total) if rehash else None
     return PartAudit(check, positions, schema, fresh)

@@ -678,27 +678,37 @@ class RunStore:
         One part's keys are in memory at a time; what is kept is its positions as ranges,
         which :meth:`judge_conflicts` compares across parts.
         """
+        check, positions, _ = self.inspect_part_footer(name)
+        return check, positions
+
+    def inspect_part_footer(self, name: str) -> tuple[PartCheck, RangeSet | None, pa.Schema | None]:
+        """:meth:`inspect_part`, with a good part's schema and metadata from the same read.
+
+        The footer is parsed once for the check and the schema (a part's footer holds its
+        null summary: about 360 kB here, parsed again by every separate read).
+        """
         expect = self.expectations()
         try:
             handle, size = open_regular(self.fs, self.fs.join(PARTS, name))
         except NotRegularFileError as exc:
-            return PartCheck(name, False, f"not a regular file: {exc.kind}; nothing read"), None
+            reason = f"not a regular file: {exc.kind}; nothing read"
+            return PartCheck(name, False, reason), None, None
         except OSError as exc:
-            return PartCheck(name, False, f"unreadable: {exc}"), None
+            return PartCheck(name, False, f"unreadable: {exc}"), None, None
         with handle:
             if size > expect.max_bytes:
-                return PartCheck(name, False, _too_large(size, expect)), None
+                return PartCheck(name, False, _too_large(size, expect)), None, None
             try:
                 actual, length = sha256_limited(handle, name, expect.max_bytes)
             except FileTooLargeError as exc:
-                return PartCheck(name, False, _too_large(exc.size, expect)), None
+                return PartCheck(name, False, _too_large(exc.size, expect)), None, None
             except OSError as exc:
-                return PartCheck(name, False, f"unreadable: {exc}"), None
+                return PartCheck(name, False, f"unreadable: {exc}"), None, None
             expected = name.removeprefix("part-").removesuffix(".parquet")
             handle.seek(0)
             if actual != expected:
                 reason = _hash_mismatch(handle, length, actual, expected)
-                return PartCheck(name, False, reason), None
+                return PartCheck(name, False, reason), None, None
             return _check_contents(name, handle, expect)
 
     def check_telemetry(self) -> list[PartCheck]:
@@ -769,8 +779,19 @@ class RunStore:
 
     def read_part_columns(self, name: str, columns: list[str]) -> pa.Table:
         """Read some columns of one part."""
+        return self._read_parquet(self.fs.join(PARTS, name), columns)
+
+    def _read_parquet(self, path: str, columns: list[str] | None = None) -> pa.Table:
+        """A parquet file's columns (or all), by one reader on this thread.
+
+        ``ParquetFile.read``, not ``pq.read_table``: the dataset scan behind the latter costs
+        3.5-4.5x as much per part (4.7 and 3.6 ms against 1.0 and 1.1 ms on 300 parts of a
+        5,000-part folder, whose ~360 kB footers hold the null summaries), and a part is
+        read several times by every pass. The table is the same, metadata included.
+        """
         filesystem, _ = self.fs.arrow()
-        return pq.read_table(self.fs.join(PARTS, name), columns=columns, filesystem=filesystem)
+        with filesystem.open_input_file(path) as handle:
+            return pq.ParquetFile(handle).read(columns=columns, use_threads=False)
 
     def read_part_schema(self, name: str) -> pa.Schema:
         """The schema (with its metadata) of one part, from its footer only."""
@@ -818,11 +839,10 @@ class RunStore:
 
     def read_telemetry(self) -> pa.Table | None:
         """Every task's telemetry row from the files that pass their check, or None."""
-        filesystem, _ = self.fs.arrow()
         names = [c.name for c in self.check_telemetry() if c.ok]
         if not names:
             return None
-        tables = [pq.read_table(self.fs.join(TELEMETRY, n), filesystem=filesystem) for n in names]
+        tables = [self._read_parquet(self.fs.join(TELEMETRY, n)) for n in names]
         return pa.concat_tables(tables, promote_options="default")
 
 
@@ -997,45 +1017,64 @@ def _hash_mismatch(handle: BinaryIO, length: int, actual: str, expected: str) ->
 
 def _check_contents(
     name: str, source: BinaryIO, expect: PartExpectations
-) -> tuple[PartCheck, RangeSet | None]:
-    """The checks of :meth:`RunStore.check_part` after the sha256 (the file just hashed)."""
+) -> tuple[PartCheck, RangeSet | None, pa.Schema | None]:
+    """The checks of :meth:`RunStore.check_part` after the sha256 (the file just hashed).
+
+    Returns the check, and for a good part its positions and its schema with the metadata.
+    """
     try:
         parquet = pq.ParquetFile(source)
         schema = parquet.schema_arrow
     except Exception as exc:  # any reader error means the bytes are not a usable part
-        return PartCheck(name, False, f"not a parquet file: {exc}"), None
+        return PartCheck(name, False, f"not a parquet file: {exc}"), None, None
     binding = (schema.metadata or {}).get(BINDING_KEY, b"").decode(errors="replace")
     if binding != expect.binding:
         why = "carries no run binding" if not binding else "belongs to another run"
-        return PartCheck(
-            name,
-            False,
-            f"foreign: it {why} (binding {binding[:12] or 'none'}, this run's is "
-            f"{expect.binding[:12]})",
-        ), None
+        return (
+            PartCheck(
+                name,
+                False,
+                f"foreign: it {why} (binding {binding[:12] or 'none'}, this run's is "
+                f"{expect.binding[:12]})",
+            ),
+            None,
+            None,
+        )
     if expect.schema is not None and schema_description(schema) != expect.schema:
         reason = "foreign: its columns are not this run's results columns"
-        return PartCheck(name, False, reason), None
+        return PartCheck(name, False, reason), None, None
     try:
         keys = parquet.read(columns=["grid_index", "config_id"])
         index = keys.column("grid_index").to_numpy()
         ids = keys.column("config_id").combine_chunks()
     except Exception as exc:
-        return PartCheck(name, False, f"unreadable grid_index or config_id column: {exc}"), None
+        return (
+            PartCheck(name, False, f"unreadable grid_index or config_id column: {exc}"),
+            None,
+            None,
+        )
     if index.size == 0:
-        return PartCheck(name, False, "holds no rows"), None
+        return PartCheck(name, False, "holds no rows"), None, None
     if int(index.min()) < 0 or int(index.max()) >= expect.grid_size:
-        return PartCheck(
-            name,
-            False,
-            f"grid_index outside the grid of {expect.grid_size:,} configs "
-            f"({int(index.min())}..{int(index.max())})",
-        ), None
+        return (
+            PartCheck(
+                name,
+                False,
+                f"grid_index outside the grid of {expect.grid_size:,} configs "
+                f"({int(index.min())}..{int(index.max())})",
+            ),
+            None,
+            None,
+        )
     if np.unique(index).size != index.size:
-        return PartCheck(name, False, "repeats a grid_index"), None
+        return PartCheck(name, False, "repeats a grid_index"), None, None
     if pc.count_distinct(ids).as_py() != len(ids):
-        return PartCheck(name, False, "repeats a config_id"), None
-    return PartCheck(name, True, "ok", int(index.size)), RangeSet.from_positions(index)
+        return PartCheck(name, False, "repeats a config_id"), None, None
+    return (
+        PartCheck(name, True, "ok", int(index.size)),
+        RangeSet.from_positions(index),
+        schema,
+    )
 
 
 def _with_conflicts(
