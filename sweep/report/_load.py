@@ -27,8 +27,7 @@ from stats import FoldSummary, NullSummary
 from sweep.engine._metrics import block_columns
 from sweep.report._sweep_facts import REDUCED_COLUMNS, FactsReducer, SweepFacts, sweep_facts
 from sweep.store._fold_summary import merged_folds
-from sweep.store._null_summary import merged_summary
-from sweep.store._part_audit import PartAuditor, audit_here, audited_hash
+from sweep.store._part_audit import PartAuditor, audit_here, audited_hash, merged_null_summary
 from sweep.store._record import Manifest
 from sweep.store._run_store import QUARANTINE, PartCheck, RunRecord, RunStore
 from sweep.store._table_hash import (
@@ -538,7 +537,8 @@ def load_run(
     # and dropped before the results are read, so the two never sit in memory together.
     v2_digest = audited_hash(store, good, manifest.total).digest if good and not v1 else None
     schemas = [a.schema for a in good if a.schema]
-    null_summary, folds = (merged_summary(schemas), merged_folds(schemas)) if good else (None, None)
+    null_summary = merged_null_summary(store, audits, passed) if good else None
+    folds = merged_folds(schemas) if good else None
     del audits, good, schemas
     results, facts, digest, row_order, rows_in_parts = _good_results(
         store, names, keep, categorical, v1

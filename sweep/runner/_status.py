@@ -21,8 +21,8 @@ from sweep.errors import RunFolderError, SweepError, close_matches
 from sweep.executors._part_tasks import map_part_groups, worker_location
 from sweep.plan._eta import eta
 from sweep.runner._pass_executor import PassExecutor, part_auditor
-from sweep.store._null_summary import merged_summary, summary_digest
-from sweep.store._part_audit import PartAuditor, audited_hash
+from sweep.store._null_summary import summary_digest
+from sweep.store._part_audit import PartAuditor, audited_hash, merged_null_summary
 from sweep.store._part_environment import (
     EnvironmentUse,
     environment_of,
@@ -321,8 +321,7 @@ def verify_run(
     done = len(RangeSet.union_all(a.positions for a in good_audits if a.positions)) if good else 0
     total = manifest.grid.size
     complete = not bad and done == total
-    schemas = [a.schema for a in good_audits if a.schema is not None]
-    summary = merged_summary(schemas) if complete else None
+    summary = merged_null_summary(store, audits, passed) if complete else None
     table_hash: str | None = None
     mismatches: tuple[str, ...] = ()
     if complete and version == TABLE_HASH_V1:

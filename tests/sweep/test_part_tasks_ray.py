@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 import psutil
@@ -22,7 +23,8 @@ from sweep.executors._part_tasks import (
     worker_location,
 )
 from sweep.runner._status import results_frame, verify_run
-from sweep.store._part_audit import audit_part
+from sweep.store._null_summary import summary_digest
+from sweep.store._part_audit import audit_part, merged_null_summary
 from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict
 from tests.part_task_helpers import audit_or_die_once, returns_or_die_once, splits_or_die_once
@@ -126,7 +128,15 @@ def test_a_worker_killed_mid_verify_is_retried(run_dir, ray_local, tmp_path):
     killed = int(marker.read_text())
     assert not psutil.pid_exists(killed) or psutil.Process(killed).status() == "zombie"
     audits = [a for group in groups for a in group]
-    assert audits == [audit_part(store, n, rehash=True) for n in names]
+    alone = [audit_part(store, n, rehash=True) for n in names]
+    assert alone_without(audits) == alone_without(alone)
+    merged = {summary_digest(merged_null_summary(store, a, set(names))) for a in (audits, alone)}
+    assert len(merged) == 1  # the groups' merged null summaries are the parts' own, merged
+
+
+def alone_without(audits: list) -> list:
+    """Audits with the null summaries they carry left out (compared apart)."""
+    return [replace(a, merged_parts=()) for a in audits]
 
 
 def _audit_workers() -> list[psutil.Process]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -14,7 +15,8 @@ from sweep.plan._auto import choose_pass_executor
 from sweep.runner import _pass_executor
 from sweep.runner._pass_executor import PILOT_PARTS, PassExecutor
 from sweep.runner._status import results_frame, verify_run
-from sweep.store._part_audit import audit_here
+from sweep.store._null_summary import summary_digest
+from sweep.store._part_audit import audit_here, merged_null_summary
 from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict
 
@@ -48,7 +50,16 @@ def test_auto_times_the_first_parts_here_and_keeps_their_audits(run_dir):
     names = store.part_names()
     passes = PassExecutor("auto")
     audits = passes.audit(store, names, True)
-    assert audits == audit_here(store, names, True)
+    here = audit_here(store, names, True)
+    assert [replace(a, merged_parts=()) for a in audits] == [
+        replace(a, merged_parts=()) for a in here
+    ]
+    # Each pilot part carries its own summary, the rest one merge: the same merge in all.
+    assert sum(bool(a.merged_parts) for a in audits) == len(names) - passes.choice.configs + 1
+    every = set(names)
+    assert summary_digest(merged_null_summary(store, audits, every)) == summary_digest(
+        merged_null_summary(store, here, every)
+    )
     choice = passes.choice
     assert choice is not None and choice.chosen == "local"  # 60 parts of one config
     assert len(names) - PILOT_PARTS <= choice.configs < len(names)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 import pandas as pd
@@ -12,8 +13,8 @@ import pytest
 from stats import merge_null_summaries
 from sweep import load_results, results_hash, run_sweep, spec_from_dict
 from sweep.runner._status import results_frame, verify_run
-from sweep.store._null_summary import merged_summary, summary_of
-from sweep.store._part_audit import audit_part
+from sweep.store._null_summary import SUMMARY_KEY, merged_summary, summary_of
+from sweep.store._part_audit import audit_here, audit_part, merged_null_summary
 from sweep.store._repeats import fingerprints, repeated_ids
 from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict
@@ -121,3 +122,57 @@ def test_null_summaries_merged_in_groups_are_the_merge_of_all(many_parts, monkey
     assert len(schemas) == 9  # 60 configs in batches of 7
     for field in dataclasses.fields(whole):
         np.testing.assert_array_equal(getattr(grouped, field.name), getattr(whole, field.name))
+
+
+def _assert_same_summary(got, want) -> None:
+    assert got is not None and got.n_configs == want.n_configs
+    for field in dataclasses.fields(want):
+        np.testing.assert_array_equal(getattr(got, field.name), getattr(want, field.name))
+
+
+@pytest.mark.parametrize("cuts", [(), (1,), (4, 5), tuple(range(1, 9))])
+@pytest.mark.parametrize("group", [1, 2, 64])
+def test_audits_carry_one_merged_summary_per_call_whatever_the_groups(
+    many_parts, monkeypatch, cuts, group
+):
+    # A verify or report audits the parts in calls (one here, or one per Ray task); each
+    # call's merged summary rides on its last good audit, and the summaries are left out of
+    # the audits' schemas. Whatever the calls, the merge over them is the parts' merge.
+    store = RunStore(many_parts)
+    names = store.part_names()
+    whole = merge_null_summaries([summary_of(store.read_part_schema(n)) for n in names])
+    monkeypatch.setattr("sweep.store._part_audit.MERGE_GROUP", group)
+    bounds = [0, *cuts, len(names)]
+    audits = [
+        audit
+        for a, b in itertools.pairwise(bounds)
+        for audit in audit_here(store, names[a:b], True)
+    ]
+    carriers = [a for a in audits if a.merged_parts]
+    assert len(carriers) == len(bounds) - 1
+    assert sorted(n for a in carriers for n in a.merged_parts) == sorted(names)
+    assert all(SUMMARY_KEY not in (a.schema.metadata or {}) for a in audits)
+    _assert_same_summary(merged_null_summary(store, audits, set(names)), whole)
+
+
+def test_a_group_that_loses_a_part_reads_the_rest_again(many_parts):
+    # A conflict judged after the audits fails a part that passed its own check: the merge
+    # is then over the parts that passed, that group's summaries read again.
+    store = RunStore(many_parts)
+    names = store.part_names()
+    audits = audit_here(store, names, True)
+    passed = set(names) - {names[3]}
+    kept = [summary_of(store.read_part_schema(n)) for n in names if n in passed]
+    _assert_same_summary(merged_null_summary(store, audits, passed), merge_null_summaries(kept))
+    assert merged_null_summary(store, audits, set()) is None
+
+
+def test_a_sweep_without_bootstrap_merges_to_no_summary(tmp_path):
+    spec = small_spec_dict()
+    spec["metrics"] = {**spec.get("metrics", {}), "bootstrap_reps": 0}
+    run_sweep(spec_from_dict(spec), tmp_path / "r", batch_size=20, progress=False)
+    store = RunStore(tmp_path / "r")
+    names = store.part_names()
+    audits = audit_here(store, names, True)
+    assert merged_null_summary(store, audits, set(names)) is None
+    assert verify_run(tmp_path / "r").null_summary_hash is None
