@@ -43,6 +43,7 @@ from sweep.spec._resolve import ResolvedSweep, resolve
 from sweep.store._record import ExecutorChoice, LockInfo, Plan, Session
 from sweep.store._results import results_hash
 from sweep.store._run_store import TELEMETRY, RunRecord, RunStore, utc_now
+from sweep.store._survey import PartSurvey, survey_parts
 from sweep.store._table_hash import CURRENT_TABLE_HASH, hash_version
 
 OnError = Literal["record", "raise"]
@@ -234,22 +235,27 @@ def run_sweep(
         store = RunStore(run_dir)
         _open_store(store, sweep, settings.table_hash_version)
         with store.locked() as took_over:
-            quarantined, record = _clean_folder(store)
-            change, recorded = check_environment(record, settings.allow_environment_change)
+            quarantined, record, survey = _clean_folder(store)
+            change, recorded = check_environment(
+                record, settings.allow_environment_change, survey.environments
+            )
             session, exe = _start_session(store, settings, took_over)
             run = _SessionRun(store, sweep, exe, session, settings, rearm)
             run.prepare(quarantined, record, change, PartGuard(recorded, change is not None))
+            run.done_at_start = survey.done
             return run.run()
 
 
-def _clean_folder(store: RunStore) -> tuple[list[str], RunRecord]:
+def _clean_folder(store: RunStore) -> tuple[list[str], RunRecord, PartSurvey]:
     """Remove temp files; quarantine bad parts and telemetry.
 
-    Returns the parts moved aside and the folder as it is then (every part left is good).
+    Returns the parts moved aside, the folder as it is then (every part left is good) and
+    what the one read of every part found (:func:`sweep.store._survey.survey_parts`).
     """
     store.ensure_folders()
     store.remove_temp_files()
-    checks = store.verify_parts()
+    survey = survey_parts(store)
+    checks = survey.checks
     quarantined = [c.name for c in checks if not c.ok]
     for name in quarantined:
         store.quarantine(name)
@@ -257,7 +263,7 @@ def _clean_folder(store: RunStore) -> tuple[list[str], RunRecord]:
         if not check.ok:
             store.quarantine(check.name, TELEMETRY)
     good = tuple(sorted((c for c in checks if c.ok), key=lambda c: c.name))
-    return quarantined, RunRecord(store, store.load_manifest(), good)
+    return quarantined, RunRecord(store, store.load_manifest(), good), survey
 
 
 def _start_session(
@@ -317,6 +323,8 @@ class _SessionRun:
         self.started = time.perf_counter()
         self.quarantined: list[str] = []
         self.record: RunRecord | None = None
+        self.done_at_start: RangeSet | None = None  # the good parts' positions, surveyed
+        self.written: list[str] = []  # the parts this session wrote
         self.change: EnvironmentChange | None = None
         self.guard = PartGuard((), allow=False)
 
@@ -350,13 +358,14 @@ class _SessionRun:
         self.guard.check(outcome.result.table)
         t0 = time.perf_counter()
         try:
-            self.store.write_part(outcome.result.table, outcome.telemetry, self.session.id)
+            name = self.store.write_part(outcome.result.table, outcome.telemetry, self.session.id)
         except OSError as exc:
             raise ExecutionError(
                 f"cannot write a part in {self.store.location!r}: {exc.strerror or exc}. "
                 "Finished parts are intact; fix the cause (e.g. free disk space) and run: "
                 f"sweep resume {self.store.location}"
             ) from exc
+        self.written.append(name)
         self.store.heartbeat()
         self.computed += int(outcome.indices.shape[0])
         self.failed += outcome.result.n_errors
@@ -480,7 +489,7 @@ class _SessionRun:
         quarantined = self.quarantined
         status = "failed"
         try:
-            todo, done = _todo(self.store, self.total)
+            todo, done = _todo(self.store, self.total, self.done_at_start)
             with SweepProgress(self.total, done, self.settings.progress) as bar:
                 if todo or self.change is not None:
                     self.exe.start(self.sweep)
@@ -507,11 +516,22 @@ class _SessionRun:
                 )
         return self._summary(done, quarantined, status)
 
+    def _good_parts(self) -> list[str]:
+        """The good parts at the session's end: those checked at its start and its own.
+
+        The folder is locked for the session, its parts checked at the start, and the parts
+        it wrote cover configs no good part held, so neither needs checking again (``sweep
+        verify`` checks every part). Without a start survey, every part is checked.
+        """
+        if self.record is None or self.done_at_start is None:
+            return self.store.good_parts()[0]
+        return sorted({*self.record.good, *self.written})
+
     def _summary(self, done: int, quarantined: list[str], status: str) -> RunSummary:
         """The summary, with the table hash (recorded) once every config is done."""
         store, total = self.store, self.total
         done_now = done + self.computed
-        good = store.good_parts()[0] if done_now >= total or done else []
+        good = self._good_parts() if done_now >= total or done else []
         table_hash = results_hash(store.location, good) if done_now >= total else None
         failed_total = self.failed if done == 0 else failed_count(store, good)
         if table_hash is not None:
@@ -532,11 +552,11 @@ class _SessionRun:
         )
 
 
-def _todo(store: RunStore, total: int) -> tuple[RangeSet, int]:
+def _todo(store: RunStore, total: int, done: RangeSet | None = None) -> tuple[RangeSet, int]:
     """Grid positions still to do (ranges), and the count of configs done.
 
-    The done set is the union of the parts' positions, read a part at a time; both sets
-    hold a few ranges per part, whatever the grid size.
+    The done set is the union of the good parts' positions: surveyed at the start (``done``),
+    else read a part at a time; both sets hold a few ranges per part, whatever the grid size.
     """
-    done = store.done_ranges()
+    done = store.done_ranges() if done is None else done
     return done.complement(total), len(done)

@@ -39,6 +39,7 @@ from sweep.runner._reproduce import ReproduceSettings, Reproduction, mismatch_li
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store import _part_environment
 from sweep.store._part_environment import (
+    EnvironmentUse,
     Versions,
     compared,
     environment_of,
@@ -83,9 +84,17 @@ class EnvironmentChange:
         return {"changes": list(self.changes)}
 
 
-def recorded_versions(record: RunRecord) -> tuple[Versions, ...]:
-    """The distinct library versions of a run's good parts (see ``run_versions``)."""
-    return run_versions(environment_uses(record.store, record.parts), record.manifest)
+def recorded_versions(
+    record: RunRecord, uses: tuple[EnvironmentUse, ...] | None = None
+) -> tuple[Versions, ...]:
+    """The distinct library versions of a run's good parts (see ``run_versions``).
+
+    ``uses``: the good parts' environments when already read (the driver's
+    :func:`sweep.store._survey.survey_parts`); else each good part's footer is read.
+    """
+    if uses is None:
+        uses = environment_uses(record.store, record.parts)
+    return run_versions(uses, record.manifest)
 
 
 def current_versions() -> Versions:
@@ -104,7 +113,7 @@ def environment_change(
 
 
 def check_environment(
-    record: RunRecord, allow: bool
+    record: RunRecord, allow: bool, uses: tuple[EnvironmentUse, ...] | None = None
 ) -> tuple[EnvironmentChange | None, tuple[Versions, ...]]:
     """Refuse to continue a run under other library versions unless ``allow``.
 
@@ -115,6 +124,8 @@ def check_environment(
     allow : bool
         ``--allow-environment-change``: return the change instead (the caller then checks
         a sample with :func:`check_sample`).
+    uses : tuple of EnvironmentUse, optional
+        The good parts' environments, when already read (see :func:`recorded_versions`).
 
     Returns
     -------
@@ -128,7 +139,7 @@ def check_environment(
     EnvironmentChangedError
         When the versions differ and ``allow`` is False (naming what changed).
     """
-    recorded = recorded_versions(record)
+    recorded = recorded_versions(record, uses)
     if not recorded:  # a fresh run: its first batch sets its versions (PartGuard)
         return None, recorded
     change = environment_change(recorded, current_versions())

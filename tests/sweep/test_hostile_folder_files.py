@@ -293,6 +293,31 @@ def test_a_config_held_twice_with_different_rows_is_a_conflict_never_served(
     assert {p.name for p in (run / "quarantine").iterdir()} >= {forged.name, genuine.name}
 
 
+def test_the_drivers_one_read_of_the_parts_finds_what_separate_reads_find(tmp_path, runs):
+    # The driver surveys every part once at its start (checks, conflicts, done positions,
+    # environments); with a conflict and a truncated part, it agrees with the separate reads.
+    from sweep.store._part_environment import environment_uses
+    from sweep.store._survey import survey_parts
+
+    a, c, _ = runs
+    run = fresh(a, tmp_path / "run")
+    forged = forge_from(c, run)
+
+    def positions(path: Path) -> set[int]:
+        return set(pq.read_table(path, columns=["grid_index"]).column(0).to_pylist())
+
+    cut = next(p for p in part_files(run) if not positions(p) & positions(forged))
+    cut.write_bytes(cut.read_bytes()[:-10])
+    store = RunStore(run)
+    store.load_manifest()
+    survey = survey_parts(store)
+    checks = store.verify_parts()
+    assert survey.checks == checks and sum(not c.ok for c in checks) == 3
+    good = [c.name for c in checks if c.ok]
+    assert survey.done == store.done_ranges(good) and len(survey.done) < 60
+    assert survey.environments == environment_uses(store, checks)
+
+
 def test_a_config_id_held_at_two_grid_positions_is_a_conflict(tmp_path, runs):
     """A forged part whose rows claim other grid positions for configs already held."""
     a, _, _ = runs
