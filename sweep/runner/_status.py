@@ -26,12 +26,12 @@ from sweep.store._part_audit import PartAuditor, audited_hash, merged_null_summa
 from sweep.store._part_environment import (
     EnvironmentUse,
     environment_of,
-    environment_uses,
     group_environments,
 )
 from sweep.store._record import LockInfo, PartInfo, Session
 from sweep.store._results import results_hash, results_table
 from sweep.store._run_store import RunRecord, RunStore, read_run
+from sweep.store._survey import survey_parts
 from sweep.store._table_hash import TABLE_HASH_V1
 from sweep.store._top_rows import best_of_parts, top_rows
 
@@ -173,9 +173,12 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> Ru
     RunStatus
         Counts, parts, sessions, last activity, table hash and lock.
     """
-    run = read_run(run_dir)
-    store, manifest, total, parts = run.store, run.manifest, run.total, run.good
-    done = run.done()
+    store = RunStore(run_dir)
+    manifest = store.load_manifest()
+    store.expectations()  # the manifest agrees with itself, or the folder is refused
+    survey = survey_parts(store)  # one read of each part: checks, done, environments
+    run = RunRecord(store, manifest, tuple(sorted(survey.checks, key=lambda c: c.name)))
+    total, parts, done = run.total, run.good, len(survey.done)
     times = [s.end or s.start for s in manifest.sessions]
     files = [store.fs.join("parts", n) for n in parts]
     if files:
@@ -198,7 +201,7 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> Ru
         table_hash=results_hash(run_dir, parts) if complete else None,
         lock=lock,
         live=live_rate(run, total - done),
-        environments=environment_uses(store, run.parts),
+        environments=survey.environments,
         table_hash_version=manifest.hash_version,
     )
 
