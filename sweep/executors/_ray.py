@@ -35,6 +35,20 @@ def _noop_task(nbytes: int, delay: float) -> bytes:
     return bytes(nbytes)
 
 
+def init_ray(address: str | None, workers: int | None) -> None:
+    """Join the cluster at ``address``, or start a local Ray of ``workers`` CPUs (None: all).
+
+    Ray's own error is raised as it is; the caller says what failed.
+    """
+    import ray
+
+    if address:
+        ray.init(address=address, log_to_driver=False)
+    else:
+        before_local_ray_start()
+        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+
+
 class RayExecutor:
     """Run batches as Ray tasks on a cluster joined at ``address`` or started locally.
 
@@ -77,15 +91,7 @@ class RayExecutor:
 
         if not ray.is_initialized():
             try:
-                if self.address:
-                    ray.init(address=self.address, log_to_driver=False)
-                else:
-                    before_local_ray_start()
-                    ray.init(
-                        num_cpus=self.requested_workers,
-                        include_dashboard=False,
-                        log_to_driver=False,
-                    )
+                init_ray(self.address, self.requested_workers)
             except Exception as exc:
                 raise ExecutionError(
                     f"cannot start or join Ray (address {self.address!r}): {exc}"

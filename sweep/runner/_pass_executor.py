@@ -42,7 +42,7 @@ from sweep.executors._part_tasks import (
     map_part_groups,
     worker_location,
 )
-from sweep.executors._ray_orphans import before_local_ray_start
+from sweep.executors._ray import init_ray
 from sweep.plan._auto import choose_pass_executor, local_workers
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._part_audit import PartAudit, PartAuditor, audit_here, audit_parts
@@ -105,7 +105,6 @@ class PassExecutor:
             raise ValueError(f"kind: expected auto, local or ray, got {kind!r}")
         self.kind, self.address, self.workers = kind, address, workers
         self.choice: ExecutorChoice | None = None
-        self._started = False  # a local Ray cluster started here
         self._joined = False  # Ray initialised by this pass (joined or started)
         if kind == "local":
             self.choice = ExecutorChoice(kind, "local", "--executor local: in-process")
@@ -195,16 +194,7 @@ class PassExecutor:
         if self._joined or ray.is_initialized():
             return True
         try:
-            if self.address:
-                ray.init(address=self.address, log_to_driver=False)
-            else:
-                before_local_ray_start()
-                ray.init(
-                    num_cpus=local_workers(self.workers),
-                    include_dashboard=False,
-                    log_to_driver=False,
-                )
-                self._started = True
+            init_ray(self.address, local_workers(self.workers))
         except Exception as exc:
             if self.kind == "auto" and not self.address and self.choice is not None:
                 self.choice = replace(
@@ -225,7 +215,7 @@ class PassExecutor:
             import ray
 
             ray.shutdown()
-            self._joined = self._started = False
+            self._joined = False
 
     def __enter__(self) -> PassExecutor:
         return self

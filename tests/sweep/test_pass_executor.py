@@ -101,12 +101,12 @@ def test_auto_runs_the_passes_on_a_local_cluster_when_it_is_predicted_faster(
 
 
 def test_auto_stays_here_when_the_chosen_cluster_cannot_start(run_dir, monkeypatch):
-    def refuse() -> None:
+    def refuse(address: str | None, workers: int | None) -> None:
         raise RuntimeError("no room for a cluster")
 
     monkeypatch.setattr(_auto, "RAY_STARTUP_SECONDS", 0.0)
     monkeypatch.setattr(_auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)
-    monkeypatch.setattr(_pass_executor, "before_local_ray_start", refuse)
+    monkeypatch.setattr(_pass_executor, "init_ray", refuse)
     with PassExecutor("auto", workers=2) as passes:
         verified = verify_run(run_dir, auditor=passes.audit)
     assert verified.to_json() == verify_run(run_dir).to_json()
