@@ -15,17 +15,13 @@ from stats._bootstrap_variance import bootstrap_long_run_sd
 from stats._cscv_kernel import cscv_best_and_ranks
 from stats._data_snooping import (
     ConfigNullStats,
-    DataSnoopingResult,
     NullSummary,
     ResampleDraws,
-    StepMResult,
     centred_resample_means,
     config_null_stats,
     consistent_threshold,
-    data_snooping_tests,
     implied_number_of_trials,
     merge_null_summaries,
-    stepm,
     summarize_null,
     sweep_wide_pvalue,
 )
@@ -53,7 +49,13 @@ from stats._folds import (
     summarize_folds,
     walk_forward_folds,
 )
-from stats._generalized_error import FDPStepMResult, KStepMResult, fdp_stepm, k_stepm
+from stats._generalized_error import (
+    FDPStepMResult,
+    KStepMResult,
+    fdp_stepm,
+    fdp_stepm_counted,
+    k_stepm,
+)
 from stats._moments import (
     ReturnMoments,
     annualised_sharpe,
@@ -62,10 +64,15 @@ from stats._moments import (
     sharpe_ratio,
 )
 from stats._multiple_comparison import (
+    CountedCorrections,
     MultipleTestingSummary,
+    PValueCounts,
     benjamini_hochberg_adjust,
+    corrections_counted,
     holm_adjust,
+    merge_p_value_counts,
     multiple_testing_summary,
+    p_value_counts,
 )
 from stats._pbo import (
     BlockStats,
@@ -85,6 +92,17 @@ from stats._sharpe_inference import (
     probabilistic_sharpe_ratio,
 )
 from stats._stats_errors import StatsInputError
+from stats._stepm import (
+    DataSnoopingResult,
+    StepMResult,
+    SweepExtremes,
+    data_snooping_counted,
+    data_snooping_tests,
+    stepm,
+    stepm_counted,
+    sweep_extremes,
+)
+from stats._threshold_counts import TCounts, merge_t_counts, t_counts_of
 from stats._usl import (
     USLFit,
     fit_usl,
@@ -100,6 +118,7 @@ __all__ = [
     "AmortizationLaw",
     "BlockStats",
     "ConfigNullStats",
+    "CountedCorrections",
     "DataSnoopingResult",
     "DeflatedSharpe",
     "DetectableEffect",
@@ -113,12 +132,15 @@ __all__ = [
     "MultipleTestingSummary",
     "NullSummary",
     "PBOResult",
+    "PValueCounts",
     "PathStatistics",
     "ResampleDraws",
     "ReturnMoments",
     "SplitRunner",
     "StatsInputError",
     "StepMResult",
+    "SweepExtremes",
+    "TCounts",
     "USLFit",
     "annualised_sharpe",
     "benjamini_hochberg_adjust",
@@ -128,14 +150,17 @@ __all__ = [
     "centred_resample_means",
     "config_null_stats",
     "consistent_threshold",
+    "corrections_counted",
     "cpcv_folds",
     "cpcv_paths",
     "cscv_best_and_ranks",
+    "data_snooping_counted",
     "data_snooping_tests",
     "deflated_sharpe_ratio",
     "effective_number_of_trials",
     "expected_max_sharpe",
     "fdp_stepm",
+    "fdp_stepm_counted",
     "fit_amortization",
     "fit_usl",
     "fixed_exp",
@@ -148,6 +173,8 @@ __all__ = [
     "k_stepm",
     "merge_fold_summaries",
     "merge_null_summaries",
+    "merge_p_value_counts",
+    "merge_t_counts",
     "min_track_record_length",
     "minimum_backtest_length",
     "minimum_detectable_effect",
@@ -155,6 +182,7 @@ __all__ = [
     "multiple_testing_summary",
     "norm_cdf",
     "norm_ppf",
+    "p_value_counts",
     "path_statistics",
     "pbo_from_block_stats",
     "probabilistic_sharpe_ratio",
@@ -162,10 +190,13 @@ __all__ = [
     "return_moments",
     "sharpe_ratio",
     "stepm",
+    "stepm_counted",
     "summarize_folds",
     "summarize_null",
+    "sweep_extremes",
     "sweep_wide_critical_value",
     "sweep_wide_pvalue",
+    "t_counts_of",
     "task_efficiency",
     "trials_from_mean_sq_correlation",
     "usl_peak_workers",

@@ -16,7 +16,7 @@ import numpy as np
 
 from stats._data_snooping import NullSummary
 from stats._fixed_math import norm_ppf
-from stats._generalized_error import _critical, allowed_exceedances
+from stats._generalized_error import allowed_exceedances, critical_value
 from stats._validation import input_error
 
 
@@ -63,7 +63,7 @@ def sweep_wide_critical_value(summary: NullSummary, alpha: float = 0.05) -> floa
     """
     if not 0.0 < alpha < 1.0:
         raise input_error(f"alpha: expected a level in (0, 1), got {alpha!r}")
-    return _critical(np.maximum(summary.spa, 0.0), allowed_exceedances(summary.reps, alpha))
+    return critical_value(np.maximum(summary.spa, 0.0), allowed_exceedances(summary.reps, alpha))
 
 
 def minimum_detectable_effect(

@@ -22,19 +22,20 @@ scales to the whole sweep like the other sweep-wide tests (invariant 7).
 Conventions as in :mod:`stats._data_snooping`: a config "beats the benchmark" when its
 expected excess return is positive; a config is rejected at a step when
 ``(1 + #{q_b >= t}) / (1 + B) <= alpha`` for the step's null ``q``, i.e. when ``t`` exceeds
-the step's critical value (the two are the same test: see :func:`_critical`).
+the step's critical value (the two are the same test: see :func:`critical_value`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from stats._data_snooping import NO_CONFIG, NullSummary
+from stats._threshold_counts import TCounts, t_counts_of
 from stats._validation import input_error
 
 FloatArray = NDArray[np.float64]
@@ -55,8 +56,9 @@ class KStepMResult:
         At most ``k - 1`` false discoveries with probability at least ``1 - alpha``.
     alpha : float
         Level.
-    rejected : ndarray of int64
-        Grid indices of the configs called real, sorted.
+    rejected : ndarray of int64 or None
+        Grid indices of the configs called real, sorted (None when computed from
+        :class:`stats.TCounts`: they are the configs with ``t > threshold``).
     critical_value : float
         A config is called real exactly when its studentised statistic exceeds it: the last
         rejecting step's critical value, or the first step's when none rejects (``inf``
@@ -71,15 +73,21 @@ class KStepMResult:
         True when every step took the maximum over every ``k - 1``-subset of the rejected
         configs, as in the paper; False when some step had more than :data:`MAX_SUBSETS`
         subsets and used a per-replication bound of that maximum (conservative).
+    count : int
+        Configs called real.
+    threshold : float
+        They are the configs with ``t > threshold`` (``inf`` when none is).
     """
 
     k: int
     alpha: float
-    rejected: IntArray
+    rejected: IntArray | None
     critical_value: float
     steps: int
     exact: bool
     all_subsets: bool
+    count: int = 0
+    threshold: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -92,8 +100,9 @@ class FDPStepMResult:
         The tolerated false discovery proportion.
     alpha : float
         The probability that the proportion exceeds ``gamma`` is at most ``alpha``.
-    rejected : ndarray of int64
-        Grid indices of the configs called real, sorted.
+    rejected : ndarray of int64 or None
+        Grid indices of the configs called real, sorted (None when computed from
+        :class:`stats.TCounts`: they are the configs with ``t > threshold``).
     k : int
         The ``k`` of the last k-StepM run (its rejections are the result).
     counts : tuple of int
@@ -103,16 +112,22 @@ class FDPStepMResult:
         The last k-StepM's critical value of ``t``.
     exact, all_subsets : bool
         As :class:`KStepMResult`, over every k-StepM run.
+    count : int
+        Configs called real.
+    threshold : float
+        They are the configs with ``t > threshold`` (``inf`` when none is).
     """
 
     gamma: float
     alpha: float
-    rejected: IntArray
+    rejected: IntArray | None
     k: int
     counts: tuple[int, ...]
     critical_value: float
     exact: bool
     all_subsets: bool
+    count: int = 0
+    threshold: float = math.inf
 
 
 def allowed_exceedances(reps: int, alpha: float) -> int:
@@ -133,10 +148,10 @@ def _called_real_above(null: FloatArray, allowed: int) -> float:
     excess return is not positive cannot be shown to beat the benchmark. The floor binds
     only when every config is far below the benchmark (all of them recentred).
     """
-    return max(_critical(null, allowed), 0.0)
+    return max(critical_value(null, allowed), 0.0)
 
 
-def _critical(null: FloatArray, allowed: int) -> float:
+def critical_value(null: FloatArray, allowed: int) -> float:
     """The critical value of ``t`` for a null of ``B`` replications.
 
     ``(1 + #{null >= t}) / (1 + B) <= alpha`` holds exactly when ``#{null >= t} <= a``
@@ -226,26 +241,9 @@ def _checked(
     return idx[ok], t[ok]
 
 
-def _entry_t(summary: NullSummary, idx: IntArray, t: FloatArray) -> FloatArray:
-    """The ``t`` of each stored top entry's config (-inf: padding, or a config not tested)."""
-    order = np.argsort(idx, kind="stable")
-    sorted_idx = idx[order]
-    pos = np.clip(np.searchsorted(sorted_idx, summary.top_index), 0, max(idx.size - 1, 0))
-    hit = (
-        (sorted_idx[pos] == summary.top_index)
-        if idx.size
-        else np.zeros_like(summary.top_index, dtype=bool)
-    )
-    out = np.full(summary.top_index.shape, -np.inf)
-    if idx.size:
-        out[hit] = t[order][pos[hit]]
-    return out
-
-
 def _k_stepm(
     summary: NullSummary,
-    idx: IntArray,
-    t: FloatArray,
+    counts: TCounts,
     k: int,
     alpha: float,
     max_subsets: int,
@@ -255,20 +253,25 @@ def _k_stepm(
     threshold, last, steps, exact, all_subsets = math.inf, math.inf, 0, True, True
     # Every rejected set is the configs with t above the running threshold: a step rejects
     # the remaining configs whose t exceeds its critical value.
-    while (t <= threshold).any():
+    while counts.above(threshold) < counts.total:
         steps += 1
         c, step_exact, step_all = _step_critical(
             summary, entry_t > threshold, k, allowed, max_subsets
         )
         exact, all_subsets, last = exact and step_exact, all_subsets and step_all, c
-        if not c < threshold or not ((t > c) & (t <= threshold)).any():
+        if not c < threshold or counts.above(c) == counts.above(threshold):
             break
         threshold = c
-    rejected = np.sort(idx[t > threshold])
+    count = counts.above(threshold)
     # Called real exactly when t exceeds it: the last rejecting step's critical value, or
     # the first step's when nothing was called real.
-    critical = threshold if rejected.size else last
-    return KStepMResult(k, alpha, rejected, critical, steps, exact, all_subsets)
+    critical = threshold if count else last
+    return KStepMResult(k, alpha, None, critical, steps, exact, all_subsets, count, threshold)
+
+
+def _with_rejected(res: KStepMResult, idx: IntArray, t: FloatArray) -> KStepMResult:
+    """The result with its ``rejected`` grid indices (the configs with ``t > threshold``)."""
+    return replace(res, rejected=np.sort(idx[t > res.threshold]))
 
 
 def k_stepm(
@@ -330,7 +333,9 @@ def k_stepm(
     if int(k) != k or k < 1:
         raise input_error(f"k: expected an integer >= 1, got {k!r}")
     idx, t = _checked(summary, grid_index, t_stat, alpha)
-    return _k_stepm(summary, idx, t, int(k), alpha, max_subsets, _entry_t(summary, idx, t))
+    counts = t_counts_of(summary, idx, t)
+    res = _k_stepm(summary, counts, int(k), alpha, max_subsets, counts.entry_t(summary))
+    return _with_rejected(res, idx, t)
 
 
 def fdp_stepm(
@@ -381,18 +386,60 @@ def fdp_stepm(
     if not 0.0 < gamma < 1.0:
         raise input_error(f"gamma: expected a proportion in (0, 1), got {gamma!r}")
     idx, t = _checked(summary, grid_index, t_stat, alpha)
-    entry_t = _entry_t(summary, idx, t)
-    counts: list[int] = []
+    res = fdp_stepm_counted(summary, t_counts_of(summary, idx, t), gamma, alpha, max_subsets)
+    return replace(res, rejected=np.sort(idx[t > res.threshold]))
+
+
+def fdp_stepm_counted(
+    summary: NullSummary,
+    counts: TCounts,
+    gamma: float = 0.1,
+    alpha: float = 0.05,
+    max_subsets: int = MAX_SUBSETS,
+) -> FDPStepMResult:
+    """:func:`fdp_stepm` from the configs' :class:`stats.TCounts` (no per-config array).
+
+    Parameters
+    ----------
+    summary : NullSummary
+        Merged over the whole sweep.
+    counts : TCounts
+        The tested configs' ``t`` counted against ``summary`` (merged over the parts).
+    gamma, alpha : float
+        As :func:`fdp_stepm`.
+    max_subsets : int, default :data:`MAX_SUBSETS`
+        As :func:`k_stepm`.
+
+    Returns
+    -------
+    FDPStepMResult
+        ``rejected`` is None: the configs called real are those with ``t > threshold``.
+    """
+    if not 0.0 < gamma < 1.0:
+        raise input_error(f"gamma: expected a proportion in (0, 1), got {gamma!r}")
+    if not 0.0 < alpha < 1.0:
+        raise input_error(f"alpha: expected a level in (0, 1), got {alpha!r}")
+    entry_t = counts.entry_t(summary)
+    found: list[int] = []
     exact = all_subsets = True
     k = 1
     while True:
-        res = _k_stepm(summary, idx, t, k, alpha, max_subsets, entry_t)
-        counts.append(int(res.rejected.size))
+        res = _k_stepm(summary, counts, k, alpha, max_subsets, entry_t)
+        found.append(res.count)
         exact, all_subsets = exact and res.exact, all_subsets and res.all_subsets
         # Stop when N_k < k / gamma - 1, written without the division: gamma (N_k + 1) < k.
-        if gamma * (res.rejected.size + 1) < k or res.rejected.size >= idx.size:
+        if gamma * (res.count + 1) < k or res.count >= counts.total:
             break
         k += 1
     return FDPStepMResult(
-        gamma, alpha, res.rejected, k, tuple(counts), res.critical_value, exact, all_subsets
+        gamma,
+        alpha,
+        None,
+        k,
+        tuple(found),
+        res.critical_value,
+        exact,
+        all_subsets,
+        res.count,
+        res.threshold,
     )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from stats._validation import (
     FloatArray,
@@ -170,22 +171,137 @@ def multiple_testing_summary(pvalues: ArrayLike, alpha: float = 0.05) -> Multipl
     if not 0.0 < level < 1.0:
         raise input_error(f"alpha: expected a level in (0, 1), got {alpha!r}")
     p = _pvalues(pvalues)
-    m = len(p)
-    ordered = np.sort(p)
-    rank = np.arange(1, m + 1)
-    # Holm steps down while p_(i) <= alpha/(m - i + 1); BH steps up to the largest i with
-    # p_(i) <= i alpha/m. Comparing raw p-values (as statsmodels does) rather than
-    # adjusted ones keeps boundary cases such as p = alpha exact.
-    above = np.nonzero(ordered > level / (m - rank + 1))[0]
-    n_holm = int(above[0]) if above.size else m
-    below = np.nonzero(ordered <= rank / m * level)[0]
-    n_bh = int(below[-1]) + 1 if below.size else 0
+    counted = corrections_counted(p_value_counts(p), level)
     return MultipleTestingSummary(
-        n_tests=m,
+        n_tests=counted.n_tests,
         alpha=level,
-        n_raw=int((p <= level).sum()),
-        n_holm=n_holm,
-        n_bh=n_bh,
+        n_raw=counted.n_raw,
+        n_holm=counted.n_holm,
+        n_bh=counted.n_bh,
         holm_adjusted=holm_adjust(p),
         bh_adjusted=benjamini_hochberg_adjust(p),
+    )
+
+
+@dataclass(frozen=True)
+class PValueCounts:
+    """P-values as their distinct values and how many tests have each.
+
+    Bootstrap p-values ``(1 + c) / (1 + B)`` take at most ``B + 1`` values, so a sweep of any
+    size reduces to O(B) numbers, part by part (:func:`p_value_counts`,
+    :func:`merge_p_value_counts`), and Holm's and Benjamini-Hochberg's counts and adjusted
+    values follow from them exactly (:func:`corrections_counted`).
+
+    Attributes
+    ----------
+    values : ndarray of float64, shape (v,)
+        The distinct p-values, ascending.
+    counts : ndarray of int64, shape (v,)
+        Tests with each.
+    """
+
+    values: FloatArray
+    counts: NDArray[np.int64]
+
+
+def p_value_counts(pvalues: ArrayLike) -> PValueCounts:
+    """:class:`PValueCounts` of some p-values (no NaN, in [0, 1])."""
+    values, counts = np.unique(_pvalues(pvalues), return_counts=True)
+    return PValueCounts(values, counts.astype(np.int64))
+
+
+def merge_p_value_counts(parts: Sequence[PValueCounts]) -> PValueCounts:
+    """The :class:`PValueCounts` of several sets of tests together (exact, order-free)."""
+    if not parts:
+        return PValueCounts(np.zeros(0), np.zeros(0, dtype=np.int64))
+    values = np.concatenate([p.values for p in parts])
+    counts = np.concatenate([p.counts for p in parts])
+    distinct, which = np.unique(values, return_inverse=True)
+    return PValueCounts(distinct, _summed(which, counts, distinct.size))
+
+
+def _summed(which: NDArray[np.intp], counts: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, which, counts)
+    return out
+
+
+@dataclass(frozen=True)
+class CountedCorrections:
+    """Holm and Benjamini-Hochberg from :class:`PValueCounts`.
+
+    Attributes
+    ----------
+    n_tests, n_raw, n_holm, n_bh : int
+        As :class:`MultipleTestingSummary`.
+    values : ndarray of float64, shape (v,)
+        The distinct p-values, ascending.
+    holm_adjusted, bh_adjusted : ndarray of float64, shape (v,)
+        The adjusted p-value of every test with each value: equal ties share one
+        (:func:`holm_adjust` and :func:`benjamini_hochberg_adjust` give them one).
+    """
+
+    n_tests: int
+    n_raw: int
+    n_holm: int
+    n_bh: int
+    values: FloatArray
+    holm_adjusted: FloatArray
+    bh_adjusted: FloatArray
+
+    def adjusted(self, pvalue: float) -> tuple[float, float]:
+        """Holm's and Benjamini-Hochberg's adjusted p-value of a test with this p-value."""
+        at = int(np.searchsorted(self.values, pvalue))
+        if at >= self.values.size or self.values[at] != pvalue:
+            raise input_error(f"pvalue: {pvalue!r} is not one of the counted p-values")
+        return float(self.holm_adjusted[at]), float(self.bh_adjusted[at])
+
+
+def corrections_counted(counted: PValueCounts, alpha: float = 0.05) -> CountedCorrections:
+    """Holm's and Benjamini-Hochberg's counts and adjusted values from p-value counts.
+
+    Parameters
+    ----------
+    counted : PValueCounts
+        The tests' p-values, counted.
+    alpha : float, default 0.05
+        Level, in (0, 1).
+
+    Returns
+    -------
+    CountedCorrections
+        The counts :func:`multiple_testing_summary` gives and the adjusted values of
+        :func:`holm_adjust` and :func:`benjamini_hochberg_adjust`, bit for bit.
+
+    Notes
+    -----
+    With the p-values sorted, a run of ``n`` equal values ``p`` starts at 0-based position
+    ``s`` and ends at ``e = s + n``. Holm steps down while ``p_(i) <= alpha / (m - i + 1)``:
+    within a run the bound grows with ``i``, so a run fails at its start or not at all.
+    Benjamini-Hochberg steps up to the largest ``i`` with ``p_(i) <= i alpha / m``: within a
+    run the bound grows too, so a run passes at its end or not at all. Holm's adjusted value
+    of the run is the running maximum of ``p (m - s)`` (the largest ``p (m - i)`` of the
+    run), Benjamini-Hochberg's the running minimum from the top of ``p m / e``.
+    """
+    level = as_float("alpha", alpha)
+    if not 0.0 < level < 1.0:
+        raise input_error(f"alpha: expected a level in (0, 1), got {alpha!r}")
+    p, n = counted.values, counted.counts
+    end = np.cumsum(n)
+    m = int(end[-1]) if end.size else 0
+    start = end - n
+    holm_fails = np.flatnonzero(p > level / (m - start))
+    n_holm = int(start[holm_fails[0]]) if holm_fails.size else m
+    bh_passes = np.flatnonzero(p <= end / m * level) if m else np.zeros(0, dtype=np.intp)
+    n_bh = int(end[bh_passes[-1]]) if bh_passes.size else 0
+    holm = np.minimum(np.maximum.accumulate(p * (m - start)), 1.0) if m else p.copy()
+    bh = np.minimum(np.minimum.accumulate((p * m / end)[::-1])[::-1], 1.0) if m else p.copy()
+    return CountedCorrections(
+        n_tests=m,
+        n_raw=int(n[p <= level].sum()),
+        n_holm=n_holm,
+        n_bh=n_bh,
+        values=p,
+        holm_adjusted=holm,
+        bh_adjusted=bh,
     )

@@ -23,12 +23,13 @@ from numpy.typing import NDArray
 from stats import (
     PBOResult,
     SplitRunner,
+    corrections_counted,
     cscv_best_and_ranks,
     deflated_sharpe_ratio,
     expected_max_sharpe,
     fixed_exp,
     fixed_log,
-    multiple_testing_summary,
+    p_value_counts,
     pbo_from_block_stats,
     return_moments,
 )
@@ -269,23 +270,21 @@ def corrections(
                 f"{reps:,}. The sweep-wide tests above answer the same question for any m"
             ),
         )
-    summary = multiple_testing_summary(p[keep], alpha)
-    labels = frame.index.to_numpy()[keep]
+    counted = corrections_counted(p_value_counts(p[keep]), alpha)
     holm = bh = None
-    if winner is not None:
-        index = frame["grid_index"].to_numpy(dtype=np.int64)[keep]
-        where = np.flatnonzero(index == winner.grid_index)
-        if where.size:
-            holm = float(summary.holm_adjusted[where[0]])
-            bh = float(summary.bh_adjusted[where[0]])
+    if winner is not None and math.isfinite(winner.p_value):
+        holm, bh = counted.adjusted(winner.p_value)
+    # Holm's adjusted value grows with p: its survivors are the configs up to a p-value.
+    surviving = counted.values[counted.holm_adjusted <= alpha]
+    cut = float(surviving[-1]) if surviving.size else -math.inf
     return Corrections(
         alpha=alpha,
-        tests=summary.n_tests,
-        raw=summary.n_raw,
-        holm=summary.n_holm,
-        benjamini_hochberg=summary.n_bh,
+        tests=counted.n_tests,
+        raw=counted.n_raw,
+        holm=counted.n_holm,
+        benjamini_hochberg=counted.n_bh,
         # The frame is in config_id order: its first 20 survivors are the 20 smallest ids.
-        holm_survivors=tuple(config_ids(labels[summary.holm_adjusted <= alpha][:20])),
+        holm_survivors=tuple(config_ids(frame.index.to_numpy()[p <= cut][:20])),
         bootstrap_reps=reps,
         smallest_p_value=1.0 / (reps + 1),
         winner_holm_adjusted=holm,

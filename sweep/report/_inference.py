@@ -17,12 +17,14 @@ from numpy.typing import NDArray
 from stats import (
     NullSummary,
     consistent_threshold,
-    data_snooping_tests,
-    fdp_stepm,
+    data_snooping_counted,
+    fdp_stepm_counted,
     implied_number_of_trials,
     minimum_detectable_effect,
     norm_ppf,
+    sweep_extremes,
     sweep_wide_pvalue,
+    t_counts_of,
 )
 from sweep.errors import USER_ERRORS
 from sweep.report._ranking import plain
@@ -98,12 +100,12 @@ def sweep_wide_tests(
         )
     index = frame["grid_index"].to_numpy(dtype=np.int64)
     t_stat = frame["t_stat"].to_numpy(dtype=np.float64)
+    mean = frame["excess_mean"].to_numpy(dtype=np.float64)
     try:
-        res = data_snooping_tests(
+        res = data_snooping_counted(
             summary,
-            index,
-            frame["excess_mean"].to_numpy(dtype=np.float64),
-            t_stat,
+            t_counts_of(summary, index, t_stat),
+            sweep_extremes(index, mean, t_stat),
             n_obs,
             alpha,
         )
@@ -111,15 +113,6 @@ def sweep_wide_tests(
         return Unavailable(reason=str(exc))
     labels = frame.index.to_numpy()
 
-    def ids_at(positions: NDArray[np.int64], most: int | None = None) -> list[str]:
-        """The first ``most`` config ids (in id order) at these grid positions.
-
-        The frame is in ``config_id`` order, so these are its first rows among them; no
-        index of every config is built, and only those ids are read.
-        """
-        return config_ids(labels[np.isin(index, positions)][:most])
-
-    rejected = res.stepm.rejected
     note = (
         None
         if res.stepm.exact
@@ -133,11 +126,12 @@ def sweep_wide_tests(
         configs=res.n_configs,
         reality_check_pvalue=res.reality_check_pvalue,
         spa_pvalue=res.spa_pvalue,
-        best_t_config_id=ids_at(np.array([res.best_index], dtype=np.int64))[0],
+        best_t_config_id=config_ids(labels[index == res.best_index][:1])[0],
         stepm=StepMResult(
             alpha=alpha,
-            count=int(rejected.size),
-            config_ids=tuple(ids_at(rejected, LISTED_IDS)),
+            count=res.stepm.count,
+            # The frame is in config_id order: its first rows above the bar are the first ids.
+            config_ids=tuple(config_ids(labels[t_stat > res.stepm.threshold][:LISTED_IDS])),
             steps=res.stepm.steps,
             exact=res.stepm.exact,
             top_k=summary.top_k,
@@ -296,10 +290,10 @@ def discoveries(
     if not np.isfinite(t_stat).any():
         return Unavailable(reason="no config with a non-constant excess series")
     try:
-        res = fdp_stepm(summary, index, t_stat, gamma, alpha)
+        res = fdp_stepm_counted(summary, t_counts_of(summary, index, t_stat), gamma, alpha)
     except USER_ERRORS as exc:
         return Unavailable(reason=str(exc))
-    called = frame.iloc[np.flatnonzero(np.isin(index, res.rejected))]
+    called = frame.iloc[np.flatnonzero(t_stat > res.threshold)]
     order = np.lexsort((called["grid_index"].to_numpy(), -called["t_stat"].to_numpy()))
     shown = called.iloc[order[:LISTED_DISCOVERIES]]
     ids = config_ids(shown.index.to_numpy())
@@ -332,7 +326,7 @@ def discoveries(
         "k-StepM for k = 1, 2, ... until it calls real fewer than k/γ − 1 configs",
         gamma=gamma,
         alpha=alpha,
-        count=int(res.rejected.size),
+        count=res.count,
         configs=int(np.isfinite(t_stat).sum()),
         k=res.k,
         k_counts=res.counts,
