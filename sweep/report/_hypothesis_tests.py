@@ -29,7 +29,6 @@ from stats import (
     expected_max_sharpe,
     fixed_exp,
     fixed_log,
-    p_value_counts,
     pbo_from_block_stats,
     return_moments,
 )
@@ -37,7 +36,6 @@ from sweep.data._benchmark import benchmark_returns, describe_null
 from sweep.engine._evaluate import ReturnsRunner, config_returns_blocks
 from sweep.errors import USER_ERRORS, SweepError
 from sweep.report._inference import (
-    ConfigIds,
     detectable_effect,
     discoveries,
     effective_number,
@@ -79,6 +77,7 @@ from sweep.report._sections import (
     Winner,
 )
 from sweep.report._step_progress import Steps
+from sweep.report._tested_configs import column_at_most
 from sweep.report._verdict import Verdict, VerdictInputs, judge_winner
 
 #: Points of the E[max]-against-N curve.
@@ -240,24 +239,19 @@ def _pbo(
 
 
 def corrections(
-    frame: pd.DataFrame,
-    winner: Winner | None,
-    reps: int,
-    alpha: float,
-    config_ids: ConfigIds,
+    run: RunData, winner: Winner | None, reps: int, alpha: float
 ) -> Corrections | TooFewReplications | Unavailable:
     """Survivors of Holm and Benjamini-Hochberg among the bootstrap p-values.
 
-    ``frame`` holds the ok configs in ``config_id`` order; ``config_ids`` reads the ids of
-    the survivors listed.
+    From the ok configs' p-values counted as the parts were read (``run.tested``); the
+    first survivors by ``config_id`` are read back from the parts that can hold one.
     """
-    p = frame["p_value"].to_numpy(dtype=np.float64)
-    keep = np.isfinite(p)
-    if not keep.any():
+    counts = run.tested.p_counts
+    tests = run.tested.finite_p
+    if not tests:
         return Unavailable(
             reason="no bootstrap p-values (metrics.bootstrap_reps = 0, or constant configs)"
         )
-    tests = int(keep.sum())
     needed = math.ceil(tests / alpha) - 1
     if reps < needed:
         return TooFewReplications(
@@ -270,21 +264,29 @@ def corrections(
                 f"{reps:,}. The sweep-wide tests above answer the same question for any m"
             ),
         )
-    counted = corrections_counted(p_value_counts(p[keep]), alpha)
+    counted = corrections_counted(counts, alpha)
     holm = bh = None
     if winner is not None and math.isfinite(winner.p_value):
         holm, bh = counted.adjusted(winner.p_value)
     # Holm's adjusted value grows with p: its survivors are the configs up to a p-value.
     surviving = counted.values[counted.holm_adjusted <= alpha]
-    cut = float(surviving[-1]) if surviving.size else -math.inf
+    survivors: list[str] = []
+    if surviving.size:
+        cut = float(surviving[-1])
+        listed = run.listed(
+            run.tested.parts_at_most_p(run.good_parts, cut),
+            ["p_value"],
+            column_at_most("p_value", cut),
+            20,
+        )
+        survivors = [str(i) for i in listed.column("config_id").to_pylist()]
     return Corrections(
         alpha=alpha,
         tests=counted.n_tests,
         raw=counted.n_raw,
         holm=counted.n_holm,
         benjamini_hochberg=counted.n_bh,
-        # The frame is in config_id order: its first 20 survivors are the 20 smallest ids.
-        holm_survivors=tuple(config_ids(frame.index.to_numpy()[p <= cut][:20])),
+        holm_survivors=tuple(survivors),
         bootstrap_reps=reps,
         smallest_p_value=1.0 / (reps + 1),
         winner_holm_adjusted=holm,
@@ -430,15 +432,11 @@ def testing_section(
     winner = _winner(run, frame, run.param_names)
     variance = float(np.var(finite, ddof=1)) if finite.size > 1 else math.nan
     with steps.step("sweep-wide tests"):
-        sweep_wide = sweep_wide_tests(
-            run.null_summary, frame, winner, options.alpha, run.config_ids, n_obs
-        )
+        sweep_wide = sweep_wide_tests(run, winner, options.alpha, n_obs)
         implied = implied_trials(run.null_summary, run.facts)
     with steps.step("configs called real"):
         varying = [p for p in run.param_names if p in set(run.varying)] or run.param_names
-        called = discoveries(
-            run.null_summary, frame, varying, options.alpha, options.fdp_gamma, run.config_ids
-        )
+        called = discoveries(run, varying, options.alpha, options.fdp_gamma)
         detectable = detectable_effect(run.null_summary, run.facts, len(frame), options.alpha, ppy)
     with steps.step("deflated Sharpe ratio"):
         deflated = (
@@ -477,7 +475,7 @@ def testing_section(
         ),
         deflation=deflated,
         pbo=pbo,
-        corrections=corrections(frame, winner, reps, options.alpha, run.config_ids),
+        corrections=corrections(run, winner, reps, options.alpha),
         returns=returns_info,
         dimensionality=dims,
         expected_max_curve=ExpectedMaxCurve(

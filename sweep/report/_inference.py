@@ -8,11 +8,9 @@ FDP-StepM, the minimum detectable Sharpe ratio and the effective number of trial
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
-from numpy.typing import NDArray
 
 from stats import (
     NullSummary,
@@ -22,11 +20,10 @@ from stats import (
     implied_number_of_trials,
     minimum_detectable_effect,
     norm_ppf,
-    sweep_extremes,
     sweep_wide_pvalue,
-    t_counts_of,
 )
 from sweep.errors import USER_ERRORS
+from sweep.report._load import RunData
 from sweep.report._ranking import plain
 from sweep.report._sections import (
     Deflated,
@@ -41,12 +38,10 @@ from sweep.report._sections import (
     Winner,
 )
 from sweep.report._sweep_facts import SweepFacts
+from sweep.report._tested_configs import column_above
 
 #: Grid indices listed per StepM set in report.json.
 LISTED_IDS = 20
-
-#: The ``config_id`` of rows of the results, by their labels (``RunData.config_ids``).
-ConfigIds = Callable[[NDArray[np.integer]], list[str]]
 
 
 def statistic_text(n_obs: int) -> str:
@@ -65,27 +60,23 @@ def statistic_text(n_obs: int) -> str:
 
 
 def sweep_wide_tests(
-    summary: NullSummary | None,
-    frame: pd.DataFrame,
+    run: RunData,
     winner: Winner | None,
     alpha: float,
-    config_ids: ConfigIds,
     n_obs: int,
 ) -> SweepWideTests | Unavailable:
     """Reality Check, SPA, StepM and the winner's sweep-wide p-value.
 
     Parameters
     ----------
-    summary : NullSummary or None
-        Merged over the good parts (None: the sweep has no bootstrap).
-    frame : pandas.DataFrame
-        The ok configs (``grid_index``, ``excess_mean``, ``t_stat``), in ``config_id`` order.
+    run : RunData
+        The run folder, read: its merged null summary (None: the sweep has no bootstrap)
+        and the ok configs' reductions (:class:`TestedConfigs`); the configs named are read
+        back from the parts that can hold them.
     winner : Winner or None
         The winner.
     alpha : float
         Level of StepM.
-    config_ids : callable
-        The ids of rows of ``frame`` by label, read for the few named.
     n_obs : int
         Periods of each config's returns.
 
@@ -94,25 +85,30 @@ def sweep_wide_tests(
     SweepWideTests or Unavailable
         The p-values, the StepM set and how they were made.
     """
-    if summary is None:
+    summary, tested = run.null_summary, run.tested
+    if summary is None or tested.t_counts is None:
         return Unavailable(
             reason="the sweep has no bootstrap replications (metrics.bootstrap_reps = 0)"
         )
-    index = frame["grid_index"].to_numpy(dtype=np.int64)
-    t_stat = frame["t_stat"].to_numpy(dtype=np.float64)
-    mean = frame["excess_mean"].to_numpy(dtype=np.float64)
     try:
-        res = data_snooping_counted(
-            summary,
-            t_counts_of(summary, index, t_stat),
-            sweep_extremes(index, mean, t_stat),
-            n_obs,
-            alpha,
-        )
+        res = data_snooping_counted(summary, tested.t_counts, tested.extremes, n_obs, alpha)
     except USER_ERRORS as exc:
         return Unavailable(reason=str(exc))
-    labels = frame.index.to_numpy()
-
+    good = run.good_parts
+    best = res.best_index
+    best_id = run.listed(
+        [n for n in good if tested.part_max_t.get(n, math.inf) >= tested.extremes.best_t],
+        ["grid_index"],
+        lambda table: np.asarray(table.column("grid_index").to_numpy() == best),
+        1,
+    )
+    threshold = res.stepm.threshold
+    above = run.listed(
+        tested.parts_above_t(good, threshold),
+        ["t_stat"],
+        column_above("t_stat", threshold),
+        LISTED_IDS,
+    )
     note = (
         None
         if res.stepm.exact
@@ -126,12 +122,11 @@ def sweep_wide_tests(
         configs=res.n_configs,
         reality_check_pvalue=res.reality_check_pvalue,
         spa_pvalue=res.spa_pvalue,
-        best_t_config_id=config_ids(labels[index == res.best_index][:1])[0],
+        best_t_config_id=str(best_id.column("config_id")[0].as_py()),
         stepm=StepMResult(
             alpha=alpha,
             count=res.stepm.count,
-            # The frame is in config_id order: its first rows above the bar are the first ids.
-            config_ids=tuple(config_ids(labels[t_stat > res.stepm.threshold][:LISTED_IDS])),
+            config_ids=tuple(str(i) for i in above.column("config_id").to_pylist()),
             steps=res.stepm.steps,
             exact=res.stepm.exact,
             top_k=summary.top_k,
@@ -260,53 +255,49 @@ LISTED_DISCOVERIES = 10
 
 
 def discoveries(
-    summary: NullSummary | None,
-    frame: pd.DataFrame,
+    run: RunData,
     params: Sequence[str],
     alpha: float,
     gamma: float,
-    config_ids: ConfigIds,
 ) -> Discoveries | Unavailable:
     """How many configs are real: FDP-StepM over every config, from the merged summary.
 
     Parameters
     ----------
-    summary : NullSummary or None
-        Merged over the good parts.
-    frame : pandas.DataFrame
-        The ok configs (``grid_index``, ``t_stat``, ``excess_sharpe_ann`` and the
-        parameters).
+    run : RunData
+        The run folder, read: its merged null summary and the ok configs' reductions; the
+        configs listed are read back from the parts that can hold them.
     params : sequence of str
         Parameter columns shown for the configs listed (those that vary across the grid).
     alpha, gamma : float
         ``P(FDP > gamma) <= alpha`` (``ReportOptions.alpha`` and ``fdp_gamma``).
-    config_ids : callable
-        The ids of rows of ``frame`` by label, read for the configs listed.
     """
-    if summary is None:
+    summary, counts = run.null_summary, run.tested.t_counts
+    if summary is None or counts is None:
         return Unavailable(reason="no bootstrap replications (metrics.bootstrap_reps = 0)")
-    index = frame["grid_index"].to_numpy(dtype=np.int64)
-    t_stat = frame["t_stat"].to_numpy(dtype=np.float64)
-    if not np.isfinite(t_stat).any():
+    if counts.total == 0:
         return Unavailable(reason="no config with a non-constant excess series")
     try:
-        res = fdp_stepm_counted(summary, t_counts_of(summary, index, t_stat), gamma, alpha)
+        res = fdp_stepm_counted(summary, counts, gamma, alpha)
     except USER_ERRORS as exc:
         return Unavailable(reason=str(exc))
-    called = frame.iloc[np.flatnonzero(t_stat > res.threshold)]
-    order = np.lexsort((called["grid_index"].to_numpy(), -called["t_stat"].to_numpy()))
-    shown = called.iloc[order[:LISTED_DISCOVERIES]]
-    ids = config_ids(shown.index.to_numpy())
+    shown = run.listed(
+        run.tested.parts_above_t(run.good_parts, res.threshold),
+        ["grid_index", "t_stat", "excess_sharpe_ann", *params],
+        column_above("t_stat", res.threshold),
+        LISTED_DISCOVERIES,
+        [("t_stat", "descending"), ("grid_index", "ascending")],
+    ).to_pylist()
     first = tuple(
         Discovery(
             rank=i + 1,
-            config_id=ids[i],
+            config_id=str(row["config_id"]),
             grid_index=int(row["grid_index"]),
             params={p: plain(row[p]) for p in params},
             t_stat=float(row["t_stat"]),
             excess_sharpe_ann=float(row["excess_sharpe_ann"]),
         )
-        for i, (_, row) in enumerate(shown.iterrows())
+        for i, row in enumerate(shown)
     )
     notes = []
     if not res.exact:
@@ -327,7 +318,7 @@ def discoveries(
         gamma=gamma,
         alpha=alpha,
         count=res.count,
-        configs=int(np.isfinite(t_stat).sum()),
+        configs=counts.total,
         k=res.k,
         k_counts=res.counts,
         stepm_count=res.counts[0],

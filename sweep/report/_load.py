@@ -26,6 +26,15 @@ from numpy.typing import NDArray
 from stats import FoldSummary, NullSummary
 from sweep.engine._metrics import block_columns
 from sweep.report._sweep_facts import REDUCED_COLUMNS, FactsReducer, SweepFacts, sweep_facts
+from sweep.report._tested_configs import (
+    BY_CONFIG_ID,
+    TESTED_COLUMNS,
+    Order,
+    RowTest,
+    TestedConfigs,
+    TestedReducer,
+    listed_rows,
+)
 from sweep.store._fold_summary import merged_folds
 from sweep.store._part_audit import PartAuditor, audit_here, audited_hash, merged_null_summary
 from sweep.store._record import Manifest
@@ -43,18 +52,17 @@ from sweep.store._table_hash import (
 TELEMETRY_ORDER = ("session", "submit_time", "start_time", "end_time", "part")
 
 #: Result columns the report computes over every config (with the grid's parameters that vary
-#: and the heatmap's metric): the key, status, the selection metric and what the sweep-wide
-#: tests need. ``config_id`` is not held (a third of the bytes): the frame is in its order,
-#: and :meth:`RunData.config_ids` reads back the ids of the few rows the report names.
+#: and the heatmap's metric): the key, status and the selection metric. What the sweep-wide
+#: tests need (``t_stat``, ``p_value``, ``excess_mean``) is reduced as the parts are read
+#: (:mod:`sweep.report._tested_configs`). ``config_id`` is not held (a third of the bytes):
+#: the frame is in its order, and :meth:`RunData.config_ids` reads back the ids of the few
+#: rows the report names.
 WHOLE_COLUMNS = (
     "grid_index",
     "status",
     "error",
     "excess_sharpe",
     "excess_sharpe_ann",
-    "t_stat",
-    "p_value",
-    "excess_mean",
 )
 
 #: Columns held as pandas categoricals (with the grid's parameters): a byte or so per config
@@ -121,6 +129,9 @@ class RunData:
     facts : SweepFacts
         What the report needs of the columns it reduces as it reads them
         (:data:`sweep.report._sweep_facts.REDUCED_COLUMNS`, not held per config).
+    tested : TestedConfigs
+        What the sweep-wide tests need of the ok configs' ``t``, p-values and means,
+        reduced as the parts are read (not held per config).
     """
 
     location: str
@@ -138,6 +149,27 @@ class RunData:
     table_hash_version: str = TABLE_HASH_V1
     columns: tuple[str, ...] = ()
     facts: SweepFacts = field(default_factory=SweepFacts)
+    tested: TestedConfigs = field(default_factory=TestedConfigs)
+
+    @property
+    def good_parts(self) -> list[str]:
+        """The parts that verified, by name."""
+        return [c.name for c in self.part_checks if c.ok]
+
+    def listed(
+        self,
+        parts: list[str],
+        columns: list[str],
+        where: RowTest,
+        most: int,
+        order: Order = BY_CONFIG_ID,
+    ) -> pa.Table:
+        """The first ``most`` ok configs of ``parts`` that pass ``where`` (:func:`listed_rows`).
+
+        A caller that knows which parts can hold one (:class:`TestedConfigs` keeps each
+        part's largest ``t`` and smallest p-value) reads only those.
+        """
+        return listed_rows(self.store, parts, columns, where, most, order)
 
     def _parts_holding(
         self, rows: NDArray[np.integer]
@@ -295,12 +327,18 @@ class RunData:
 
 
 def _good_results(
-    store: RunStore, names: list[str], keep: list[str], categorical: set[str], v1: bool
+    store: RunStore,
+    names: list[str],
+    keep: list[str],
+    categorical: set[str],
+    v1: bool,
+    tested: TestedReducer,
 ) -> tuple[pd.DataFrame, SweepFacts, str | None, NDArray[np.integer], int]:
     """The good parts' rows sorted by ``config_id`` (the columns ``keep``), and a v1 hash.
 
     Also the :class:`SweepFacts` (:data:`REDUCED_COLUMNS` are reduced, not held), each
-    row's position in the good parts concatenated, and their row count. The columns in
+    row's position in the good parts concatenated, and their row count; the
+    :data:`TESTED_COLUMNS` are added to ``tested`` and not held. The columns in
     ``categorical`` are held as pandas categoricals.
 
     A folder with a v1 hash is read whole (:func:`_whole_table_results`: its recipe hashes
@@ -311,8 +349,12 @@ def _good_results(
     if not names:
         return pd.DataFrame(), SweepFacts(), None, np.zeros(0, dtype=np.int64), 0
     if v1:
-        read = [*keep, *(c for c in REDUCED_COLUMNS if c not in keep)]
+        read = list(dict.fromkeys([*keep, *REDUCED_COLUMNS, *TESTED_COLUMNS]))
         whole, digest, row_order, rows_in_parts = _whole_table_results(store, names, read)
+        ok = (whole["status"] == "ok").to_numpy(dtype=bool)
+        tested.add(
+            None, {c: whole[c].to_numpy() for c in TESTED_COLUMNS}, ok, np.arange(len(whole))
+        )
         held = {
             c: as_categorical(whole[c]) if c in categorical else whole[c]
             for c in whole.columns
@@ -320,7 +362,9 @@ def _good_results(
         }
         facts = sweep_facts(whole)
         return pd.DataFrame(held, copy=False), facts, digest, row_order, rows_in_parts
-    results, facts, row_order, rows_in_parts = _streamed_results(store, names, keep, categorical)
+    results, facts, row_order, rows_in_parts = _streamed_results(
+        store, names, keep, categorical, tested
+    )
     return results, facts, None, row_order, rows_in_parts
 
 
@@ -432,7 +476,11 @@ class _CategoryCodes:
 
 
 def _streamed_results(
-    store: RunStore, names: list[str], keep: list[str], categorical: set[str]
+    store: RunStore,
+    names: list[str],
+    keep: list[str],
+    categorical: set[str],
+    tested: TestedReducer,
 ) -> tuple[pd.DataFrame, SweepFacts, NDArray[np.integer], int]:
     """The columns ``keep`` (``config_id`` left out) in ``config_id`` order, a part at a time.
 
@@ -441,27 +489,30 @@ def _streamed_results(
     in ``categorical`` (a grid parameter); any other column (the status, an error message, a
     string parameter) is gathered as Arrow, put in order and held as a pandas categorical
     when it is in ``categorical``, as pandas converts it otherwise. :data:`REDUCED_COLUMNS`
-    are reduced to the :class:`SweepFacts` part by part and not held.
+    are reduced to the :class:`SweepFacts`, and :data:`TESTED_COLUMNS` added to ``tested``,
+    part by part and not held.
     """
     dest, order = _row_destinations(store, names)
     n = len(order)
     held = [c for c in keep if c != "config_id"]
     present = set(store.read_part_schema(names[0]).names) if names else set()
     reduced = [c for c in REDUCED_COLUMNS if c not in held]
-    reducer = FactsReducer(n) if {"status", *REDUCED_COLUMNS} <= present | set(held) else None
+    reducer = FactsReducer() if {"status", *REDUCED_COLUMNS} <= present | set(held) else None
     reduced = reduced if reducer is not None else []
+    testing = [c for c in TESTED_COLUMNS if c not in held and c not in reduced]
     numeric: dict[str, NDArray[Any]] = {}
     codes: dict[str, _CategoryCodes] = {}
     other: dict[str, list[pa.Array]] = {}
     start = 0
     for name in names:
-        part = store.read_part_columns(name, [*held, *reduced])
+        part = store.read_part_columns(name, [*held, *reduced, *testing])
         to = dest[start : start + part.num_rows]
         start += part.num_rows
         mine = to >= 0
+        ok = pc.fill_null(pc.equal(part.column("status"), "ok"), False).to_numpy()
         if reducer is not None:
-            ok = pc.fill_null(pc.equal(part.column("status"), "ok"), False).to_numpy()
             reducer.add({c: part.column(c).to_numpy() for c in REDUCED_COLUMNS}, ok & mine, to)
+        tested.add(name, {c: part.column(c).to_numpy() for c in TESTED_COLUMNS}, ok & mine, to)
         for column in held:
             values = part.column(column)
             if column in other or not _is_numeric(values.type):
@@ -540,13 +591,14 @@ def load_run(
     null_summary = merged_null_summary(store, audits, passed) if good else None
     folds = merged_folds(schemas) if good else None
     del audits, good, schemas
+    reducer = TestedReducer(null_summary)
     results, facts, digest, row_order, rows_in_parts = _good_results(
-        store, names, keep, categorical, v1
+        store, names, keep, categorical, v1, reducer
     )
+    tested = reducer.result()
     digest = v2_digest or digest
     if null_summary is not None and len(results) < rows_in_parts:  # a repeated batch counts once
-        finite = np.isfinite(results["p_value"].to_numpy(dtype=np.float64))
-        null_summary = replace(null_summary, n_configs=int(finite.sum()))
+        null_summary = replace(null_summary, n_configs=tested.finite_p)
     pa.default_memory_pool().release_unused()  # the parts' buffers, freed but kept
     telemetry_table = RunRecord(store, manifest, tuple(checks)).telemetry()
     telemetry = None
@@ -571,4 +623,5 @@ def load_run(
         table_hash_version=manifest.hash_version,
         columns=all_columns,
         facts=facts,
+        tested=tested,
     )

@@ -7,6 +7,7 @@ once, in ``config_id`` order, and dropped: the report holds about a third less p
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+
+from sweep.report._streamed_distribution import exact_mean, scaled_sum
 
 #: Result columns reduced to :class:`SweepFacts` when the results are read, then not held.
 REDUCED_COLUMNS = ("n_obs", "omega", "excess_std", "sharpe")
@@ -31,7 +34,10 @@ class SweepFacts:
     max_n_obs : int or None
         The most periods of any ok config.
     null_sharpe_std : float or None
-        :func:`null_sharpe_std` of the ok configs.
+        Root mean square over the ok configs with a non-constant excess series of
+        ``ω̂ / (√n · sd)``: a null Sharpe ratio's spread (None without such a config). The
+        mean is exact (each square rounded once, their sum exact, divided and rounded
+        once), so it does not depend on the order the configs are added in.
     constant_configs : int
         Ok configs whose Sharpe ratio is not finite (a constant return series).
     """
@@ -40,19 +46,6 @@ class SweepFacts:
     max_n_obs: int | None = None
     null_sharpe_std: float | None = None
     constant_configs: int = 0
-
-
-def null_sharpe_std(
-    n_obs: NDArray[np.float64], omega: NDArray[np.float64], std: NDArray[np.float64]
-) -> float | None:
-    """Root mean square over configs of ``ω̂ / (√n · sd)``: a null Sharpe ratio's spread.
-
-    None when no config has a non-constant excess series.
-    """
-    live = _live(n_obs, omega, std)
-    if not live.any():
-        return None
-    return float(np.sqrt(np.mean(_null_sharpe_sq(n_obs[live], omega[live], std[live]))))
 
 
 def _live(
@@ -75,19 +68,13 @@ def _null_sharpe_sq(
 class FactsReducer:
     """:class:`SweepFacts` from the parts as they are read, a part at a time.
 
-    Holds one float and one flag per config (each config's squared null Sharpe spread, in
-    ``config_id`` order, so that its mean is the one :func:`null_sharpe_std` takes over the
-    whole column) instead of the four columns.
-
-    Parameters
-    ----------
-    rows : int
-        Configs in the results.
+    Holds a few numbers whatever the number of configs: the squared null Sharpe spreads are
+    summed exactly (:func:`sweep.report._streamed_distribution.scaled_sum`).
     """
 
-    def __init__(self, rows: int) -> None:
-        self._squared = np.zeros(rows, dtype=np.float64)
-        self._live = np.zeros(rows, dtype=bool)
+    def __init__(self) -> None:
+        self._scaled_squares = 0  # exact sum of the squared spreads, times 2**1074
+        self._live = 0
         self._first: tuple[int, int] | None = None  # (position, n_obs) of the first ok config
         self._max_n_obs: int | None = None
         self._constant = 0
@@ -110,15 +97,14 @@ class FactsReducer:
             np.asarray(columns[c], dtype=np.float64)[ok] for c in ("n_obs", "omega", "excess_std")
         )
         live = _live(n, omega, std)
-        self._live[at[live]] = True
-        self._squared[at[live]] = _null_sharpe_sq(n[live], omega[live], std[live])
+        self._live += int(live.sum())
+        self._scaled_squares += scaled_sum(_null_sharpe_sq(n[live], omega[live], std[live]))
 
     def facts(self) -> SweepFacts:
         """The facts of every config added."""
         if self._first is None:
             return SweepFacts()
-        live = self._live
-        spread = float(np.sqrt(np.mean(self._squared[live]))) if live.any() else None
+        spread = math.sqrt(exact_mean(self._scaled_squares, self._live)) if self._live else None
         return SweepFacts(
             first_n_obs=self._first[1],
             max_n_obs=self._max_n_obs,
@@ -131,7 +117,7 @@ def sweep_facts(frame: pd.DataFrame) -> SweepFacts:
     """Reduce :data:`REDUCED_COLUMNS` of the results (``config_id`` order) to the facts."""
     if frame.empty or not set(REDUCED_COLUMNS) <= set(frame.columns):
         return SweepFacts()
-    reducer = FactsReducer(len(frame))
+    reducer = FactsReducer()
     ok = (frame["status"] == "ok").to_numpy(dtype=bool)
     reducer.add({c: frame[c].to_numpy() for c in REDUCED_COLUMNS}, ok, np.arange(len(frame)))
     return reducer.facts()
