@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from stats import (
@@ -44,13 +43,12 @@ from sweep.report._inference import (
 )
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
-from sweep.report._ranking import QUANTILES, histogram, ok_results, plain, ranked
+from sweep.report._ranking import QUANTILES, histogram, plain
 from sweep.report._rebuild import recorded_panel
 from sweep.report._returns_sample import (
     DIMENSIONALITY_MEANING,
     ReturnsDimensionality,
     recompute_returns,
-    seeded_sample,
 )
 from sweep.report._row_check import recomputation_failure
 from sweep.report._sections import (
@@ -98,12 +96,12 @@ class TestingPlotData:
     periods_per_year: float
 
 
-def _winner(run: RunData, frame: pd.DataFrame, params: list[str]) -> Winner | None:
+def _winner(run: RunData, params: list[str]) -> Winner | None:
     """The config with the highest Sharpe ratio of excess returns (the selection metric)."""
-    order = ranked(frame, head=1)
-    if order.empty or not np.isfinite(order["excess_sharpe"].iloc[0]):
+    best = run.scan.ranked
+    if not len(best) or not np.isfinite(best.metric[0]):
         return None
-    w = run.complete_rows(order).iloc[0]
+    w = run.complete_rows_at(best.grid_index[:1]).iloc[0]
     return Winner(
         config_id=str(w["config_id"]),
         grid_index=int(w["grid_index"]),
@@ -185,13 +183,12 @@ def deflation(
 
 
 def _pbo(
-    run: RunData, frame: pd.DataFrame, options: ReportOptions, run_splits: SplitRunner
+    run: RunData, run_splits: SplitRunner
 ) -> tuple[PBOSection | Unavailable, PBOResult | None]:
-    pick, sampled = seeded_sample(len(frame), options.max_pbo_configs, options.sample_seed, 1)
-    positions = frame.index.to_numpy()[pick] if sampled else frame.index.to_numpy()
+    positions, sampled = run.scan.pbo.grid_index, run.scan.pbo.sampled
     if len(positions) < 2:
         return Unavailable(reason="needs at least 2 ok configs"), None
-    counts, sums, sums_sq = run.block_statistics(positions)
+    counts, sums, sums_sq = run.block_statistics_at(positions)
     s = run.manifest.run_key.pbo_blocks
     block_counts: NDArray[np.int64] = (
         np.full(s, counts[0], dtype=np.int64)
@@ -206,7 +203,9 @@ def _pbo(
         return Unavailable(reason=str(exc)), None
     del sums, sums_sq
     best_rows, best_counts = np.unique(res.best_in_sample, return_counts=True)
-    best_ids = run.config_ids(positions[best_rows])  # distinct rows, distinct ids
+    best_ids = [  # distinct rows, distinct ids
+        str(i) for i in run.rows_at(positions[best_rows], ["config_id"]).column(0).to_pylist()
+    ]
     order = sorted(zip(best_counts.tolist(), best_ids, strict=True), key=lambda c: (-c[0], c[1]))
     counts_hist, edges = np.histogram(res.logits, bins=LOGIT_BINS)
     n_periods = int(run.manifest.data["n_periods"]) - 1
@@ -307,7 +306,6 @@ def expected_max_curve(
 
 def _dimensionality(
     run: RunData,
-    frame: pd.DataFrame,
     options: ReportOptions,
     steps: Steps,
     recompute: ReturnsRunner,
@@ -315,13 +313,13 @@ def _dimensionality(
     """Recomputed returns and their dimensionality (descriptive; not a trial count)."""
     dimensions = ReturnsDimensionality(options)
     with steps.step("recompute returns"):
-        returns_info = recompute_returns(run, frame, options, recompute, dimensions)
+        returns_info = recompute_returns(run, options, recompute, dimensions)
     if not returns_info.recomputed or not returns_info.configs:
         return returns_info, None
     with steps.step("dimensionality of the returns"):
         try:
             dims: Dimensionality | DimensionalityError = dimensions.result(
-                len(frame), returns_info.sampled
+                run.scan.ok, returns_info.sampled
             )
         except USER_ERRORS as exc:
             dims = DimensionalityError(error=str(exc), meaning=DIMENSIONALITY_MEANING)
@@ -420,24 +418,21 @@ def testing_section(
     plot_data : TestingPlotData
         Arrays for the figures.
     """
-    frame = ok_results(run)
     ppy = run.periods_per_year
     empty = TestingPlotData(None, np.array([]), np.array([]), 0, None, None, ppy)
-    if frame.empty:
+    if not run.scan.ok:
         return Unavailable(reason="no config finished with status ok"), None, empty
-    sharpes = frame["excess_sharpe"].to_numpy(dtype=np.float64)
-    finite = sharpes[np.isfinite(sharpes)]
     n_obs = int(run.facts.first_n_obs or 0)
-    naive = int(finite.size)
-    winner = _winner(run, frame, run.param_names)
-    variance = float(np.var(finite, ddof=1)) if finite.size > 1 else math.nan
+    naive = run.scan.sharpe.count
+    winner = _winner(run, run.param_names)
+    variance = run.scan.sharpe.variance if run.scan.sharpe.variance is not None else math.nan
     with steps.step("sweep-wide tests"):
         sweep_wide = sweep_wide_tests(run, winner, options.alpha, n_obs)
         implied = implied_trials(run.null_summary, run.facts)
     with steps.step("configs called real"):
         varying = [p for p in run.param_names if p in set(run.varying)] or run.param_names
         called = discoveries(run, varying, options.alpha, options.fdp_gamma)
-        detectable = detectable_effect(run.null_summary, run.facts, len(frame), options.alpha, ppy)
+        detectable = detectable_effect(run.null_summary, run.facts, run.scan.ok, options.alpha, ppy)
     with steps.step("deflated Sharpe ratio"):
         deflated = (
             deflation(
@@ -452,9 +447,9 @@ def testing_section(
             else None
         )
     with steps.step("probability of backtest overfitting"):
-        pbo, pbo_result = _pbo(run, frame, options, pbo_splits)
+        pbo, pbo_result = _pbo(run, pbo_splits)
     reps = int(run.manifest.metric_options.get("bootstrap_reps", 0))
-    returns_info, dims = _dimensionality(run, frame, options, steps, recompute)
+    returns_info, dims = _dimensionality(run, options, steps, recompute)
     std = math.sqrt(variance) if math.isfinite(variance) else 0.0
     curve_n, curve_sr0 = expected_max_curve(naive, std) if naive else (np.array([]), np.array([]))
     section = MultipleTestingSection(

@@ -24,7 +24,9 @@ import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from stats import FoldSummary, NullSummary
+from sweep.common._range_set import RangeSet
 from sweep.engine._metrics import block_columns
+from sweep.report._config_scan import SCAN_COLUMNS, ConfigScan, ScanReducer, ScanSettings
 from sweep.report._sweep_facts import REDUCED_COLUMNS, FactsReducer, SweepFacts, sweep_facts
 from sweep.report._tested_configs import (
     BY_CONFIG_ID,
@@ -36,7 +38,13 @@ from sweep.report._tested_configs import (
     listed_rows,
 )
 from sweep.store._fold_summary import merged_folds
-from sweep.store._part_audit import PartAuditor, audit_here, audited_hash, merged_null_summary
+from sweep.store._part_audit import (
+    PartAudit,
+    PartAuditor,
+    audit_here,
+    audited_hash,
+    merged_null_summary,
+)
 from sweep.store._record import Manifest
 from sweep.store._run_store import QUARANTINE, PartCheck, RunRecord, RunStore
 from sweep.store._table_hash import (
@@ -132,6 +140,12 @@ class RunData:
     tested : TestedConfigs
         What the sweep-wide tests need of the ok configs' ``t``, p-values and means,
         reduced as the parts are read (not held per config).
+    owned : dict of str to RangeSet
+        The grid positions each good part counts, by name: its own, less those of a good
+        part before it (a batch written twice counts once, in the first part).
+    scan : ConfigScan
+        The best configs, the moments of the selection metric and the report's samples,
+        reduced as the parts are read.
     """
 
     location: str
@@ -150,6 +164,83 @@ class RunData:
     columns: tuple[str, ...] = ()
     facts: SweepFacts = field(default_factory=SweepFacts)
     tested: TestedConfigs = field(default_factory=TestedConfigs)
+    owned: dict[str, RangeSet] = field(default_factory=dict)
+    scan: ConfigScan = field(default_factory=ConfigScan)
+
+    def rows_at(self, grid_index: NDArray[np.integer], columns: list[str]) -> pa.Table:
+        """Some columns of the configs at some grid positions, read from the parts.
+
+        Parameters
+        ----------
+        grid_index : ndarray of int
+            Grid positions of done configs (distinct), in any order.
+        columns : list of str
+            Columns of the parts.
+
+        Returns
+        -------
+        pyarrow.Table
+            One row per position, in the order asked; only the parts that hold one are read.
+        """
+        pieces: list[pa.Table] = []
+        where: list[NDArray[np.intp]] = []
+        for name, hit, rows in self._rows_of(np.asarray(grid_index, dtype=np.int64)):
+            part = self.store.read_part_columns(name, columns)
+            pieces.append(part.take(pa.array(rows)).replace_schema_metadata(None))
+            where.append(hit)
+        if not pieces:
+            return pa.table({c: pa.array([]) for c in columns})
+        table = pa.concat_tables(pieces)
+        return table.take(pa.array(np.argsort(np.concatenate(where), kind="stable")))
+
+    def block_statistics_at(
+        self, grid_index: NDArray[np.integer]
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+        """The PBO block counts, sums and sums of squares of the configs at some positions.
+
+        They are not held (``2 S + 1`` columns, half the table at S = 16) and are read
+        from the parts that hold the configs when PBO needs them, each part's values
+        written straight into their place.
+
+        Returns
+        -------
+        counts : ndarray of int64, shape (len(grid_index),)
+            Periods per block (``blk_n``).
+        sums, sums_sq : ndarray of float64, shape (len(grid_index), S)
+        """
+        wanted = np.asarray(grid_index, dtype=np.int64)
+        sums_cols, sq_cols = block_columns(self.manifest.run_key.pbo_blocks)
+        counts = np.empty(len(wanted), dtype=np.int64)
+        sums = np.empty((len(wanted), len(sums_cols)))
+        sums_sq = np.empty((len(wanted), len(sq_cols)))
+        for name, hit, rows in self._rows_of(wanted):
+            part = self.store.read_part_columns(name, ["blk_n", *sums_cols, *sq_cols])
+            counts[hit] = part.column("blk_n").to_numpy()[rows]
+            for out, group in ((sums, sums_cols), (sums_sq, sq_cols)):
+                for j, column in enumerate(group):
+                    out[hit, j] = part.column(column).to_numpy()[rows]
+        pa.default_memory_pool().release_unused()
+        return counts, sums, sums_sq
+
+    def _rows_of(
+        self, wanted: NDArray[np.int64]
+    ) -> Iterator[tuple[str, NDArray[np.intp], NDArray[np.intp]]]:
+        """Each part that owns some of ``wanted``: its name, which ones, and their rows."""
+        for name, owned in self.owned.items():
+            hit = np.flatnonzero(owned.contains(wanted))
+            if not hit.size:
+                continue
+            index = self.store.read_part_columns(name, ["grid_index"]).column(0).to_numpy()
+            by_index = np.argsort(index, kind="stable")
+            yield name, hit, by_index[np.searchsorted(index[by_index], wanted[hit])]
+
+    def complete_rows_at(self, grid_index: NDArray[np.integer]) -> pd.DataFrame:
+        """Every result column but the PBO block statistics, of the configs at some positions."""
+        sums_cols, sq_cols = block_columns(self.manifest.run_key.pbo_blocks)
+        blocks = set(sums_cols + sq_cols)
+        columns = [c for c in self.columns if c not in blocks]
+        rows: pd.DataFrame = self.rows_at(grid_index, columns).to_pandas()
+        return rows
 
     @property
     def good_parts(self) -> list[str]:
@@ -333,6 +424,7 @@ def _good_results(
     categorical: set[str],
     v1: bool,
     tested: TestedReducer,
+    scan: ScanReducer,
 ) -> tuple[pd.DataFrame, SweepFacts, str | None, NDArray[np.integer], int]:
     """The good parts' rows sorted by ``config_id`` (the columns ``keep``), and a v1 hash.
 
@@ -349,12 +441,15 @@ def _good_results(
     if not names:
         return pd.DataFrame(), SweepFacts(), None, np.zeros(0, dtype=np.int64), 0
     if v1:
-        read = list(dict.fromkeys([*keep, *REDUCED_COLUMNS, *TESTED_COLUMNS]))
+        read = list(dict.fromkeys([*keep, *REDUCED_COLUMNS, *TESTED_COLUMNS, *SCAN_COLUMNS]))
         whole, digest, row_order, rows_in_parts = _whole_table_results(store, names, read)
         ok = (whole["status"] == "ok").to_numpy(dtype=bool)
         tested.add(
             None, {c: whole[c].to_numpy() for c in TESTED_COLUMNS}, ok, np.arange(len(whole))
         )
+        scanned: dict[str, Any] = {c: whole[c].to_numpy() for c in SCAN_COLUMNS}
+        scanned["config_id"] = pa.array(whole["config_id"], type=pa.string())
+        scan.add(scanned, ok, np.ones(len(whole), dtype=bool))
         held = {
             c: as_categorical(whole[c]) if c in categorical else whole[c]
             for c in whole.columns
@@ -363,7 +458,7 @@ def _good_results(
         facts = sweep_facts(whole)
         return pd.DataFrame(held, copy=False), facts, digest, row_order, rows_in_parts
     results, facts, row_order, rows_in_parts = _streamed_results(
-        store, names, keep, categorical, tested
+        store, names, keep, categorical, tested, scan
     )
     return results, facts, None, row_order, rows_in_parts
 
@@ -481,6 +576,7 @@ def _streamed_results(
     keep: list[str],
     categorical: set[str],
     tested: TestedReducer,
+    scan: ScanReducer,
 ) -> tuple[pd.DataFrame, SweepFacts, NDArray[np.integer], int]:
     """The columns ``keep`` (``config_id`` left out) in ``config_id`` order, a part at a time.
 
@@ -500,12 +596,13 @@ def _streamed_results(
     reducer = FactsReducer() if {"status", *REDUCED_COLUMNS} <= present | set(held) else None
     reduced = reduced if reducer is not None else []
     testing = [c for c in TESTED_COLUMNS if c not in held and c not in reduced]
+    scanning = [c for c in SCAN_COLUMNS if c not in {*held, *reduced, *testing}]
     numeric: dict[str, NDArray[Any]] = {}
     codes: dict[str, _CategoryCodes] = {}
     other: dict[str, list[pa.Array]] = {}
     start = 0
     for name in names:
-        part = store.read_part_columns(name, [*held, *reduced, *testing])
+        part = store.read_part_columns(name, [*held, *reduced, *testing, *scanning])
         to = dest[start : start + part.num_rows]
         start += part.num_rows
         mine = to >= 0
@@ -513,6 +610,14 @@ def _streamed_results(
         if reducer is not None:
             reducer.add({c: part.column(c).to_numpy() for c in REDUCED_COLUMNS}, ok & mine, to)
         tested.add(name, {c: part.column(c).to_numpy() for c in TESTED_COLUMNS}, ok & mine, to)
+        scan.add(
+            {
+                "config_id": part.column("config_id"),
+                **{c: part.column(c).to_numpy() for c in SCAN_COLUMNS if c != "config_id"},
+            },
+            ok,
+            mine,
+        )
         for column in held:
             values = part.column(column)
             if column in other or not _is_numeric(values.type):
@@ -548,6 +653,7 @@ def load_run(
     run_dir: str | os.PathLike[str],
     extra_columns: tuple[str, ...] = (),
     auditor: PartAuditor | None = None,
+    settings: ScanSettings | None = None,
 ) -> RunData:
     """Read a run folder for the report.
 
@@ -562,6 +668,8 @@ def load_run(
     auditor : PartAuditor, optional
         How every part is checked and (v2) its rows hashed again: one pass over each part,
         here (the default) or as Ray tasks (``sweep.runner._pass_executor.PassExecutor``).
+    settings : ScanSettings, optional
+        How many best configs and sampled configs the read keeps (:class:`ConfigScan`).
 
     Returns
     -------
@@ -579,6 +687,7 @@ def load_run(
     passed = {c.name for c in checks if c.ok}
     good = sorted((a for a in audits if a.check.name in passed), key=lambda a: a.check.name)
     names = [a.check.name for a in good]
+    owned = owned_positions(good)
     all_columns = tuple(good[0].schema.names) if good and good[0].schema else ()
     params = manifest.grid.varying or manifest.grid.param_names
     wanted = {*WHOLE_COLUMNS, *params, *extra_columns}
@@ -592,8 +701,9 @@ def load_run(
     folds = merged_folds(schemas) if good else None
     del audits, good, schemas
     reducer = TestedReducer(null_summary)
+    scanner = ScanReducer(settings or ScanSettings(), manifest.total)
     results, facts, digest, row_order, rows_in_parts = _good_results(
-        store, names, keep, categorical, v1, reducer
+        store, names, keep, categorical, v1, reducer, scanner
     )
     tested = reducer.result()
     digest = v2_digest or digest
@@ -624,4 +734,22 @@ def load_run(
         columns=all_columns,
         facts=facts,
         tested=tested,
+        owned=owned,
+        scan=scanner.result(),
     )
+
+
+def owned_positions(good: list[PartAudit]) -> dict[str, RangeSet]:
+    """The grid positions each good part counts: its own less those of the parts before it.
+
+    ``good`` are the audits of the parts that verified, sorted by name. Parts that hold
+    the same config hold identical rows (a conflict fails a part), so counting each config
+    in the first part that holds it leaves every result as it is.
+    """
+    seen = RangeSet.empty()
+    owned: dict[str, RangeSet] = {}
+    for audit in good:
+        mine = audit.positions if audit.positions is not None else RangeSet.empty()
+        owned[audit.check.name] = mine.difference(seen)
+        seen = seen.union(mine)
+    return owned

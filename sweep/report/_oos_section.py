@@ -12,7 +12,6 @@ from sweep.errors import USER_ERRORS
 from sweep.report._load import RunData
 from sweep.report._oos_selection import OOS_PSR_THRESHOLD, OutOfSample, out_of_sample
 from sweep.report._options import ReportOptions
-from sweep.report._ranking import ok_results, ranked
 from sweep.report._rebuild import rebuild_sweep
 from sweep.report._sections import CPCVRecord, OutOfSampleSection, Unavailable, WalkForwardRecord
 from sweep.spec._resolve import ResolvedSweep
@@ -97,9 +96,8 @@ def out_of_sample_section(
         )
     if run.fold_summary is None:
         return _unavailable("no part carries a fold summary yet", ppy)
-    frame = ok_results(run)
-    best = ranked(frame, head=1) if not frame.empty else frame
-    winner = int(best["grid_index"].iloc[0]) if len(best) else None
+    best = run.scan.ranked.grid_index
+    winner = int(best[0]) if best.size else None
     try:
         sweep = sweep or rebuild_sweep(run, options)
         result = out_of_sample(sweep, run.fold_summary, winner)

@@ -368,8 +368,8 @@ def results_section(
             Unavailable(reason="no config finished with status ok"),
             ResultsPlotData(0, np.array([]), np.array([]), None, None, None),
         )
-    order = ranked(frame, head=max(options.top_k, 1))
-    shown = run.complete_rows(order.head(options.top_k))
+    best = run.scan.ranked
+    shown = run.complete_rows_at(best.grid_index[: options.top_k])
     top = tuple(_row(r, i + 1, params) for i, (_, r) in enumerate(shown.iterrows()))
     ann = frame["excess_sharpe_ann"].to_numpy(dtype=np.float64)
     finite = ann[np.isfinite(ann)]
@@ -385,8 +385,8 @@ def results_section(
         metric = options.heatmap_metric
         line, (cells,) = max_by(frame, [axis], metric)
         profile = (axis, [plain(v) for v in line.index], line.to_numpy(), cells)
-    best = order["excess_sharpe_ann"].iloc[0]
-    winner = float(best) if np.isfinite(best) else None
+    first = run.complete_rows_at(best.grid_index[:1])["excess_sharpe_ann"]
+    winner = float(first.iloc[0]) if len(first) and np.isfinite(first.iloc[0]) else None
     section = ResultsSection(
         sorted_by="excess_sharpe (over the benchmark), descending; ties by config_id",
         top=top,

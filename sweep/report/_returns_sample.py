@@ -16,7 +16,6 @@ import math
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from stats import (
@@ -29,6 +28,7 @@ from stats import (
 )
 from sweep.engine._evaluate import ReturnsRunner, config_returns_blocks
 from sweep.errors import USER_ERRORS
+from sweep.report._config_scan import RETURNS_STREAM, sample_text
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
 from sweep.report._rebuild import rebuild_sweep
@@ -46,14 +46,6 @@ DIMENSIONALITY_MEANING = (
 REBUILD_ERRORS: tuple[type[Exception], ...] = (*USER_ERRORS, OSError, ImportError)
 #: Standardised rows held at a time by the dimensionality: 512 x T doubles.
 BLOCK_ROWS = 512
-
-
-def seeded_sample(n: int, size: int, seed: int, stream: int) -> tuple[NDArray[np.int64], bool]:
-    """Positions ``0..n-1``, or a sorted seeded uniform sample of ``size`` of them."""
-    if n <= size:
-        return np.arange(n, dtype=np.int64), False
-    rng = np.random.default_rng([seed, stream])
-    return np.sort(rng.choice(n, size=size, replace=False)).astype(np.int64), True
 
 
 class ReturnsDimensionality:
@@ -206,7 +198,6 @@ class _SharpeTally:
 
 def recompute_returns(
     run: RunData,
-    frame: pd.DataFrame,
     options: ReportOptions,
     recompute: ReturnsRunner = config_returns_blocks,
     dimensions: ReturnsDimensionality | None = None,
@@ -216,11 +207,9 @@ def recompute_returns(
     Parameters
     ----------
     run : RunData
-        The run.
-    frame : pandas.DataFrame
-        The ok configs.
+        The run: its sample of the ok configs (``run.scan.returns``, drawn as it was read).
     options : ReportOptions
-        ``max_return_configs`` and ``sample_seed``.
+        ``sample_seed``, named in the sample's description.
     recompute : ReturnsRunner, optional
         What recomputes the sample's returns, in blocks of rows: here by default, or Ray
         tasks (``sweep report --address``); the same series either way.
@@ -235,17 +224,14 @@ def recompute_returns(
         ``recomputed`` False with a reason when the sweep cannot be rebuilt (data moved or
         changed, strategy gone or changed).
     """
-    by_grid = np.argsort(frame["grid_index"].to_numpy(), kind="stable")
-    pick, sampled = seeded_sample(len(by_grid), options.max_return_configs, options.sample_seed, 0)
-    rows = frame.iloc[by_grid[pick]]
-    del by_grid
+    grid = run.scan.returns.grid_index
+    sampled, ok = run.scan.returns.sampled, run.scan.ok
     info = ReturnsInfo(
-        configs=len(rows),
-        of=len(frame),
+        configs=len(grid),
+        of=ok,
         sampled=sampled,
         sample=(
-            f"a seeded uniform sample of {len(rows):,} of the {len(frame):,} ok configs "
-            f"(numpy default_rng([{options.sample_seed}, 0]))"
+            sample_text(len(grid), ok, "ok configs", options.sample_seed, RETURNS_STREAM)
             if sampled
             else "every ok config"
         ),
@@ -256,9 +242,7 @@ def recompute_returns(
         ),
         recomputed=False,
     )
-    (stored,) = run.reread_floats(rows.index.to_numpy(), ["sharpe"])  # not held
-    stored = stored[:, 0]
-    grid = rows["grid_index"].to_numpy(dtype=np.int64)
+    stored = run.rows_at(grid, ["sharpe"]).column(0).to_numpy()  # not held
     tally = _SharpeTally()
     kept = dropped = 0
     try:
@@ -266,7 +250,7 @@ def recompute_returns(
         row_check = check_rows(run, sweep, options.sample_seed)
         t = sweep.n_returns
         if dimensions is not None:
-            dimensions.start(len(rows), t)
+            dimensions.start(len(grid), t)
         done = 0
         for block in recompute(sweep, grid):
             mine = stored[done : done + len(block)]

@@ -18,35 +18,26 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sweep.engine._evaluate import evaluate_batch
+from sweep.report._config_scan import CHECK_STREAM, ROW_CHECK_CONFIGS, sample_text
 from sweep.report._load import RunData
-from sweep.report._ranking import ok_results, ranked
 from sweep.report._sections import ReturnsInfo, RowCheck
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._row_match import Mismatch, compare_rows, recorded_rows
 from sweep.store._run_store import RunRecord
 
-#: Done configs recomputed (besides the winner) and compared over every column.
-ROW_CHECK_CONFIGS = 16
 #: Configs whose first mismatch the report lists (a column and both values each).
 SHOWN_MISMATCHES = 10
-#: Stream of the report's seeded draws used for this sample (0: returns, 1: PBO).
-_STREAM = 2
 
 
 def check_positions(run: RunData, seed: int) -> tuple[NDArray[np.int64], str]:
     """Grid positions to recompute: a seeded sample of done configs and the winner, sorted."""
-    done = np.sort(run.results["grid_index"].to_numpy(dtype=np.int64))
-    done = done[(done >= 0) & (done < run.total)]  # a row outside the grid has no config
-    if done.size <= ROW_CHECK_CONFIGS:
-        return done, f"every done config ({done.size:,})"
-    rng = np.random.default_rng([seed, _STREAM])
-    picked = done[rng.choice(done.size, size=ROW_CHECK_CONFIGS, replace=False)]
-    best = ranked(ok_results(run), head=1)["grid_index"].to_numpy(dtype=np.int64)
-    positions = np.unique(np.concatenate([picked, best]))
-    return positions, (
-        f"a seeded uniform sample of {ROW_CHECK_CONFIGS} of the {done.size:,} done configs "
-        f"(numpy default_rng([{seed}, {_STREAM}])) and the winner"
-    )
+    checked = run.scan.checked
+    if not checked.sampled:
+        return checked.grid_index, f"every done config ({checked.population:,})"
+    winner = run.scan.ranked.grid_index[:1]
+    positions = np.unique(np.concatenate([checked.grid_index, winner]))
+    text = sample_text(ROW_CHECK_CONFIGS, checked.population, "done configs", seed, CHECK_STREAM)
+    return positions, f"{text} and the winner"
 
 
 def first_per_config(found: list[Mismatch], limit: int) -> tuple[str, ...]:
