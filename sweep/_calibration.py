@@ -50,7 +50,7 @@ from sweep.data._benchmark import benchmark_returns
 from sweep.data._panels import Panel, make_panel
 from sweep.engine._evaluate import config_returns
 from sweep.report._hypothesis_tests import testing_section
-from sweep.report._load import load_run
+from sweep.report._load import load_run, scan_settings
 from sweep.report._oos_section import out_of_sample_section
 from sweep.report._options import ReportOptions
 from sweep.report._sections import (
@@ -65,6 +65,7 @@ from sweep.runner._driver import run_sweep
 from sweep.spec._models import MetricOptions, SweepSpec, build_spec
 from sweep.spec._resolve import resolve
 from sweep.spec._validation_spec import ValidationSpec, WalkForwardSpec
+from sweep.store._results import load_results
 
 #: Daily volatility of each asset's noise (unconditional, for the GARCH family).
 NOISE_VOL = 0.01
@@ -491,8 +492,8 @@ def judge_panel(
     resolved = resolve(spec, panel)
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         run_sweep(resolved, Path(tmp) / "run", progress=False, executor="local")
-        run = load_run(Path(tmp) / "run")
         options = ReportOptions(max_return_configs=64, progress=False)
+        run = load_run(Path(tmp) / "run", settings=scan_settings(options))
         oos, _ = out_of_sample_section(run, options, resolved)
         section, verdict, _ = testing_section(run, options, Steps(enabled=False), oos)
     if verdict is None or verdict.likely_real is None:
@@ -539,7 +540,7 @@ def true_best_sharpe(
     resolved = resolve(spec, family_panel(family, seed, edge, n_days))
     with tempfile.TemporaryDirectory() as tmp:
         run_sweep(resolved, Path(tmp) / "run", progress=False, executor="local")
-        results = load_run(Path(tmp) / "run").results
+        results = load_results(Path(tmp) / "run")
     return float(results["excess_sharpe_ann"].max())
 
 

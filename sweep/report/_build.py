@@ -18,12 +18,11 @@ from sweep.engine._evaluate import ReturnsRunner, config_returns_blocks
 from sweep.report import _report_plots as plots
 from sweep.report._bench_figures import plot_bench
 from sweep.report._bench_scaling import scaling_section
-from sweep.report._config_scan import ScanSettings
 from sweep.report._execution import ExecutionPlotData, execution_section
 from sweep.report._hypothesis_tests import TestingPlotData, testing_section
 from sweep.report._identity_section import identity_section
 from sweep.report._integrity import integrity_section
-from sweep.report._load import load_run
+from sweep.report._load import load_run, scan_settings
 from sweep.report._oos_section import OutOfSamplePlotData, out_of_sample_section
 from sweep.report._options import ReportOptions
 from sweep.report._ranking import ResultsPlotData, cell_label, results_section
@@ -196,14 +195,7 @@ def build_report(
     options = options or ReportOptions()
     with Steps(options.progress) as steps:
         with steps.step("read and verify the run folder"):
-            settings = ScanSettings.of(
-                options.top_k,
-                options.max_pbo_configs,
-                options.max_return_configs,
-                options.sample_seed,
-            )
-            extra = (options.heatmap_metric, *(options.heatmap or ()))
-            run = load_run(run_dir, extra, auditor, settings)
+            run = load_run(run_dir, auditor, scan_settings(options))
             identity = identity_section(run)
             integrity = integrity_section(run)
         with steps.step("execution telemetry"):

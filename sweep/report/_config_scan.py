@@ -339,6 +339,13 @@ class ConfigScan:
         Samples of the ok configs.
     checked : Sample
         A sample of the done configs inside the grid.
+    done, failed, outside_grid : int
+        Configs done (each once), those whose status is not ok, and rows whose grid index
+        is outside the grid.
+    errors : dict of str to int
+        The failed configs by error message (``"(no message)"`` for none).
+    axis_values : dict of str to list
+        Each grid parameter's distinct values among the ok configs, ascending.
     """
 
     ranked: Ranked = field(
@@ -348,6 +355,11 @@ class ConfigScan:
     pbo: Sample = field(default_factory=lambda: Sample(np.zeros(0, dtype=np.int64), 0))
     returns: Sample = field(default_factory=lambda: Sample(np.zeros(0, dtype=np.int64), 0))
     checked: Sample = field(default_factory=lambda: Sample(np.zeros(0, dtype=np.int64), 0))
+    done: int = 0
+    failed: int = 0
+    outside_grid: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    axis_values: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def ok(self) -> int:
@@ -355,8 +367,15 @@ class ConfigScan:
         return self.returns.population
 
 
-#: The result columns the scan reads.
-SCAN_COLUMNS = ("config_id", "grid_index", "status", "excess_sharpe")
+#: The result columns the scan reads (with the grid's parameters).
+SCAN_COLUMNS = ("config_id", "grid_index", "status", "error", "excess_sharpe")
+
+
+def _numpy(values: Any) -> NDArray[Any]:
+    """A numeric pyarrow (chunked) array or numpy array as numpy (nulls as NaN)."""
+    if isinstance(values, pa.ChunkedArray | pa.Array):
+        return np.asarray(values.to_numpy())
+    return np.asarray(values)
 
 
 class ScanReducer:
@@ -368,15 +387,26 @@ class ScanReducer:
         Sizes and seed.
     total : int
         Configs in the grid (a row outside it is never drawn for a check).
+    params : list of str
+        The grid's parameters (their distinct values are kept).
     """
 
-    def __init__(self, settings: ScanSettings, total: int) -> None:
+    def __init__(self, settings: ScanSettings, total: int, params: list[str]) -> None:
         self._total = total
+        self._params = params
+        self._done = self._failed = self._outside = 0
+        self._errors: dict[str, int] = {}
+        self._axes: dict[str, set[Any]] = {p: set() for p in params}
         self._ranked = RankReducer(settings.top)
         self._sharpe = ExactMoments()
         self._pbo = SampleReducer(settings.pbo, settings.seed, PBO_STREAM)
         self._returns = SampleReducer(settings.returns, settings.seed, RETURNS_STREAM)
         self._checked = SampleReducer(settings.checked, settings.seed, CHECK_STREAM)
+
+    @property
+    def columns(self) -> list[str]:
+        """The result columns :meth:`add` takes."""
+        return [*SCAN_COLUMNS, *self._params]
 
     def add(
         self,
@@ -384,9 +414,24 @@ class ScanReducer:
         ok: NDArray[np.bool_],
         mine: NDArray[np.bool_],
     ) -> None:
-        """Take one part: its :data:`SCAN_COLUMNS`, status ok, and the rows it counts."""
-        index = np.asarray(columns["grid_index"], dtype=np.int64)
-        sharpe = np.asarray(columns["excess_sharpe"], dtype=np.float64)
+        """Take one part: its :data:`SCAN_COLUMNS` and parameters, status ok, the rows it counts.
+
+        ``error`` is a pyarrow array; the others numpy arrays or pyarrow arrays.
+        """
+        index = _numpy(columns["grid_index"]).astype(np.int64, copy=False)
+        self._done += int(mine.sum())
+        failed = mine & ~ok
+        self._failed += int(failed.sum())
+        self._outside += int((mine & ((index < 0) | (index >= self._total))).sum())
+        if failed.any():
+            messages = columns["error"].filter(pa.array(failed)).to_pylist()
+            for message in messages:
+                key = "(no message)" if message is None else str(message)
+                self._errors[key] = self._errors.get(key, 0) + 1
+        for param in self._params:
+            values = columns[param].filter(pa.array(ok & mine)).unique().to_pylist()
+            self._axes[param].update(v for v in values if v is not None and v == v)
+        sharpe = _numpy(columns["excess_sharpe"]).astype(np.float64, copy=False)
         counted = ok & mine
         self._ranked.add(index, columns["config_id"], sharpe, counted)
         self._sharpe.add(sharpe[counted])
@@ -406,6 +451,11 @@ class ScanReducer:
             pbo=sample(self._pbo),
             returns=sample(self._returns),
             checked=sample(self._checked),
+            done=self._done,
+            failed=self._failed,
+            outside_grid=self._outside,
+            errors=self._errors,
+            axis_values={p: sorted(v) for p, v in self._axes.items()},
         )
 
 

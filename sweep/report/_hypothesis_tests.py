@@ -367,7 +367,7 @@ def _verdict(
             pbo=None if pbo is None else pbo.pbo,
             implied_n=None if implied is None else implied.n_trials,
             dsr_implied=None if implied is None else implied.dsr,
-            complete=len(run.results) == run.total,
+            complete=run.scan.done == run.total,
             oos_psr=oos_psr,
             integrity_failure=recomputation_failure(section.returns),
             mde_sharpe_ann=detectable.sharpe_ann if detectable else None,

@@ -18,13 +18,7 @@ from sweep.store._record import SESSION_STATUSES, Manifest
 
 def error_groups(run: RunData) -> tuple[ErrorGroup, ...]:
     """Failed configs grouped by error message, most frequent first (then by message)."""
-    frame = run.results
-    if frame.empty:
-        return ()
-    messages = frame.loc[frame["status"] != "ok", "error"].astype(object)  # a categorical
-    failed = messages.fillna("(no message)").astype(str)
-    counts = failed.value_counts()
-    groups = [ErrorGroup(error=str(msg), count=int(n)) for msg, n in counts.items()]
+    groups = [ErrorGroup(error=msg, count=n) for msg, n in run.scan.errors.items()]
     return tuple(sorted(groups, key=lambda g: (-g.count, g.error)))
 
 
@@ -70,17 +64,12 @@ def integrity_section(run: RunData) -> IntegritySection:
     """
     checks = run.part_checks
     bad = tuple(BadPart(name=c.name, reason=c.reason) for c in checks if not c.ok)
-    frame = run.results
-    done = len(frame)
-    failed = int((frame["status"] != "ok").sum()) if done else 0
+    done, failed = run.scan.done, run.scan.failed
     complete = done == run.total and not bad
     sessions = session_rows(run.manifest)
     recorded = next((s.table_hash for s in reversed(sessions) if s.table_hash), None)
     table_hash = run.table_hash if complete else None
-    outside = 0
-    if done:
-        idx = frame["grid_index"].to_numpy()
-        outside = int(((idx < 0) | (idx >= run.total)).sum())
+    outside = run.scan.outside_grid
     endings = {k: sum(s.status == k for s in sessions) for k in SESSION_STATUSES}
     return IntegritySection(
         table_hash=table_hash,

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from numpy.typing import NDArray
 
 from sweep.errors import SweepError, close_matches
-from sweep.report._load import RunData, as_categorical, values_of
+from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
 from sweep.report._sections import (
     Distribution,
@@ -23,6 +25,7 @@ from sweep.report._sections import (
     TopRow,
     Unavailable,
 )
+from sweep.report._streamed_distribution import StreamedSummary, streamed_summary
 
 #: Metric columns shown for each top config.
 TOP_COLUMNS = (
@@ -118,43 +121,20 @@ class ResultsPlotData:
     profile: tuple[str, list[Any], np.ndarray, AxisCells] | None
 
 
-def ok_results(run: RunData) -> pd.DataFrame:
-    """The configs whose status is ``ok`` (in ``config_id`` order; no copy when all are)."""
-    frame = run.results
-    if frame.empty:
-        return frame
-    ok = (frame["status"] == "ok").to_numpy(dtype=bool)
-    return frame if ok.all() else frame[ok]
-
-
-def ranked(frame: pd.DataFrame, head: int | None = None) -> pd.DataFrame:
-    """Configs by Sharpe of excess returns (the selection metric), best first; NaN last.
-
-    Ties go to the smaller ``config_id`` (the frame is in ``config_id`` order, and the sort
-    is stable). Only the sort key is sorted, so asking for the ``head`` best copies just
-    those rows.
-    """
-    key = frame["excess_sharpe"].to_numpy(dtype=np.float64)
-    order = np.argsort(np.where(np.isnan(key), np.inf, -key), kind="stable")
-    return frame.iloc[order if head is None else order[:head]]
-
-
 def multi_valued_axes(run: RunData) -> list[str]:
     """Grid axes with more than one value, in grid order."""
     return run.varying
 
 
 def choose_heatmap_axes(
-    run: RunData, frame: pd.DataFrame, requested: tuple[str, str] | None
+    run: RunData, requested: tuple[str, str] | None
 ) -> tuple[tuple[str, str] | None, str]:
     """Pick the heatmap's (x, y) axes.
 
     Parameters
     ----------
     run : RunData
-        The run.
-    frame : pandas.DataFrame
-        The ok configs.
+        The run (the distinct values of each axis among the ok configs).
     requested : tuple of str or None
         ``--heatmap X,Y``; checked against the grid's axes.
 
@@ -179,65 +159,94 @@ def choose_heatmap_axes(
     varying = multi_valued_axes(run)
     if len(varying) < 2:
         return None, "automatic"
-    distinct = {n: int(values_of(frame, n).nunique()) for n in varying}
+    distinct = {n: len(run.scan.axis_values.get(n, ())) for n in varying}
     best = sorted(varying, key=lambda n: (-distinct[n], varying.index(n)))[:2]
     best.sort(key=varying.index)
     return (best[0], best[1]), "automatic"
 
 
-def axis_cells(
-    column: pd.Series, limit: int = MAX_CELLS_PER_AXIS
-) -> tuple[NDArray[np.int64], AxisCells]:
-    """Each config's cell along one axis (-1: no value), and the cells.
+def axis_cells(values: list[Any], limit: int = MAX_CELLS_PER_AXIS) -> AxisCells:
+    """How an axis's distinct values (ascending) fall into cells.
 
-    The values present, in ascending order, are cut into ``min(values, limit)`` runs: the
-    value of rank ``k`` (of ``m``) goes to cell ``k * cells // m``.
+    The ``m`` values are cut into ``min(m, limit)`` runs: the value of rank ``k`` goes to
+    cell ``k * cells // m``.
     """
-    series = as_categorical(column)
-    codes = series.cat.codes.to_numpy()
-    categories = series.cat.categories
-    counts = np.bincount(codes[codes >= 0], minlength=len(categories))
-    by_value = np.argsort(categories.to_numpy(), kind="stable")
-    present = by_value[counts[by_value] > 0]  # categories present, in ascending order
-    m = len(present)
+    ordered = pd.Index(values)
+    m = len(ordered)
     cells = min(m, limit)
     cell_of_rank = np.arange(m, dtype=np.int64) * cells // max(m, 1)
-    cell_of_code = np.full(len(categories) + 1, -1, dtype=np.int64)  # code -1 maps to -1
-    cell_of_code[present] = cell_of_rank
     starts = np.searchsorted(cell_of_rank, np.arange(cells))
     ends = np.append(starts[1:], m)[:cells] - 1
-    return cell_of_code[codes], AxisCells(
-        first=categories[present[starts]], last=categories[present[ends]], values=m
-    )
+    return AxisCells(first=ordered[starts], last=ordered[ends], values=m)
+
+
+def _cells_of(
+    column: Any, values: NDArray[Any], cells: AxisCells
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Each row's cell along one axis, and whether its value is one of the axis's."""
+    m = len(values)
+    raw = column.to_numpy(zero_copy_only=False) if hasattr(column, "to_numpy") else column
+    raw = np.asarray(raw)
+    if m == 0:
+        return np.zeros(len(raw), dtype=np.int64), np.zeros(len(raw), dtype=bool)
+    rank = np.searchsorted(values, raw)
+    clipped = np.minimum(rank, m - 1)
+    found = (rank < m) & (values[clipped] == raw)
+    return clipped * len(cells.first) // m, np.asarray(found, dtype=bool)
+
+
+#: Columns of some configs, one array each, a part at a time.
+ColumnChunks = Iterable[Mapping[str, Any]]
 
 
 def max_by(
-    frame: pd.DataFrame, keys: list[str], metric: str, limit: int = MAX_CELLS_PER_AXIS
+    chunks: ColumnChunks,
+    keys: list[str],
+    values: Mapping[str, list[Any]],
+    metric: str,
+    limit: int = MAX_CELLS_PER_AXIS,
 ) -> tuple[pd.Series, list[AxisCells]]:
     """The metric's maximum (NaN skipped) in each cell of ``keys`` with a config.
 
-    With at most ``limit`` values per key, what ``groupby(keys, sort=True)[metric].max()``
-    gives on the plain values; an axis with more values has ``limit`` cells of consecutive
-    values (:func:`axis_cells`), indexed by each cell's first value. Computed from the
-    categoricals' codes: one int64 per config and one float per cell, where the group-by
-    would copy every key column as plain values and factorise them again.
+    Parameters
+    ----------
+    chunks : iterable of mappings
+        The configs' ``keys`` and ``metric`` columns, a part at a time.
+    keys : list of str
+        The axes.
+    values : mapping of str to list
+        Each axis's distinct values among the configs, ascending.
+    metric : str
+        The column maximised.
+    limit : int
+        Most cells per axis.
+
+    Returns
+    -------
+    maxima : pandas.Series
+        With at most ``limit`` values per key, what ``groupby(keys, sort=True)[metric].max()``
+        gives on the plain values; an axis with more values has ``limit`` cells of
+        consecutive values (:func:`axis_cells`), indexed by each cell's first value. A
+        config whose key is missing is left out, as the group-by does.
+    cells : list of AxisCells
+        How each axis's values fall into cells.
     """
-    cell = np.zeros(len(frame), dtype=np.int64)
-    held = np.ones(len(frame), dtype=bool)
-    axes: list[AxisCells] = []
-    for key in keys:
-        codes, cells = axis_cells(frame[key], limit)
-        held &= codes >= 0  # a missing key is left out, as the group-by does
-        cell *= len(cells.first)
-        cell += codes
-        axes.append(cells)
-    values = values_of(frame, metric).to_numpy(dtype=np.float64)
-    if not held.all():
-        cell, values = cell[held], values[held]
+    axes = [axis_cells(values[k], limit) for k in keys]
+    ordered = [np.asarray(values[k], dtype=object if not values[k] else None) for k in keys]
     sizes = [len(a.first) for a in axes]
     best = np.full(math.prod(sizes), np.nan)
-    np.fmax.at(best, cell, values)
-    present = np.flatnonzero(np.bincount(cell, minlength=len(best)))
+    seen = np.zeros(math.prod(sizes), dtype=bool)
+    for chunk in chunks:
+        metric_values = np.asarray(chunk[metric], dtype=np.float64)
+        cell = np.zeros(len(metric_values), dtype=np.int64)
+        held = np.ones(len(metric_values), dtype=bool)
+        for key, axis, sorted_values in zip(keys, axes, ordered, strict=True):
+            codes, found = _cells_of(chunk[key], sorted_values, axis)
+            held &= found
+            cell = cell * len(axis.first) + codes
+        np.fmax.at(best, cell[held], metric_values[held])
+        seen[cell[held]] = True
+    present = np.flatnonzero(seen)
     where = np.unravel_index(present, sizes)
     levels = [a.first[w] for a, w in zip(axes, where, strict=True)]
     index = (
@@ -248,12 +257,18 @@ def max_by(
     return pd.Series(best[present], index=index, name=metric).sort_index(), axes
 
 
-def heatmap(
-    run: RunData, frame: pd.DataFrame, axes: tuple[str, str], metric: str, how: str
-) -> Heatmap:
+def _ok_chunks(run: RunData, columns: list[str]) -> ColumnChunks:
+    """The columns of the ok configs, a part at a time (each config once)."""
+    for part, ok, mine in run.counted_parts(columns):
+        keep = pa.array(ok & mine)
+        yield {c: part.column(c).filter(keep) for c in columns}
+
+
+def heatmap(run: RunData, axes: tuple[str, str], metric: str, how: str) -> Heatmap:
     """The metric's maximum for each (x, y) pair over the other axes."""
     x, y = axes
-    maxima, (y_cells, x_cells) = max_by(frame, [y, x], metric)
+    chunks = _ok_chunks(run, [y, x, metric])
+    maxima, (y_cells, x_cells) = max_by(chunks, [y, x], run.scan.axis_values, metric)
     table = maxima.unstack(x).sort_index(axis=0).sort_index(axis=1)
     others = [n for n in multi_valued_axes(run) if n not in axes]
     return Heatmap(
@@ -300,17 +315,16 @@ def _row(record: pd.Series, rank: int, params: list[str]) -> TopRow:
     )
 
 
-def _summary(values: np.ndarray) -> Distribution | NoValues:
-    if values.size == 0:
+def _summary(summary: StreamedSummary) -> Distribution | NoValues:
+    if summary.count == 0 or summary.mean is None or summary.min is None:
         return NoValues()
-    q = np.quantile(values, [0.05, 0.25, 0.5, 0.75, 0.95])
     return Distribution(
-        count=int(values.size),
-        mean=float(values.mean()),
-        std=float(values.std(ddof=1)) if values.size > 1 else None,
-        min=float(values.min()),
-        max=float(values.max()),
-        quantiles={k: float(v) for k, v in zip(QUANTILES, q, strict=True)},
+        count=summary.count,
+        mean=summary.mean,
+        std=summary.std,
+        min=summary.min,
+        max=float(summary.max) if summary.max is not None else summary.min,
+        quantiles={k: float(v) for k, v in zip(QUANTILES, summary.quantiles, strict=True)},
     )
 
 
@@ -356,14 +370,13 @@ def results_section(
     plot_data : ResultsPlotData
         Arrays for the figures.
     """
-    frame = ok_results(run)
     params = run.param_names
-    if not run.results.empty and options.heatmap_metric not in run.columns:
+    if run.scan.done and options.heatmap_metric not in run.columns:
         raise SweepError(
             f"heatmap metric: unknown column {options.heatmap_metric!r}."
             + close_matches(options.heatmap_metric, run.columns)
         )
-    if frame.empty:
+    if not run.scan.ok:
         return (
             Unavailable(reason="no config finished with status ok"),
             ResultsPlotData(0, np.array([]), np.array([]), None, None, None),
@@ -371,26 +384,24 @@ def results_section(
     best = run.scan.ranked
     shown = run.complete_rows_at(best.grid_index[: options.top_k])
     top = tuple(_row(r, i + 1, params) for i, (_, r) in enumerate(shown.iterrows()))
-    ann = frame["excess_sharpe_ann"].to_numpy(dtype=np.float64)
-    finite = ann[np.isfinite(ann)]
-    counts, edges = (
-        np.histogram(finite, bins=HISTOGRAM_BINS) if finite.size else (np.array([]), np.array([]))
-    )
-    axes, how = choose_heatmap_axes(run, frame, options.heatmap)
-    hm = heatmap(run, frame, axes, options.heatmap_metric, how) if axes else None
+    ann = streamed_summary(run.ok_values("excess_sharpe_ann"), bins=HISTOGRAM_BINS)
+    counts, edges = ann.histogram_counts, ann.histogram_edges
+    axes, how = choose_heatmap_axes(run, options.heatmap)
+    hm = heatmap(run, axes, options.heatmap_metric, how) if axes else None
     profile = None
     varying = multi_valued_axes(run)
     if hm is None and len(varying) == 1:
         axis = varying[0]
         metric = options.heatmap_metric
-        line, (cells,) = max_by(frame, [axis], metric)
+        chunks = _ok_chunks(run, [axis, metric])
+        line, (cells,) = max_by(chunks, [axis], run.scan.axis_values, metric)
         profile = (axis, [plain(v) for v in line.index], line.to_numpy(), cells)
     first = run.complete_rows_at(best.grid_index[:1])["excess_sharpe_ann"]
     winner = float(first.iloc[0]) if len(first) and np.isfinite(first.iloc[0]) else None
     section = ResultsSection(
         sorted_by="excess_sharpe (over the benchmark), descending; ties by config_id",
         top=top,
-        sharpe_ann_summary=_summary(finite),
+        sharpe_ann_summary=_summary(ann),
         constant_configs=run.facts.constant_configs,
         sharpe_ann_histogram=histogram(counts, edges),
         heatmap=None if hm is None else _heatmap_record(hm),
@@ -405,4 +416,4 @@ def results_section(
             distinct_values=profile[3].values if profile[3].grouped else None,
         ),
     )
-    return section, ResultsPlotData(ann.size, counts, edges, winner, hm, profile)
+    return section, ResultsPlotData(run.scan.ok, counts, edges, winner, hm, profile)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from sweep.report._streamed_distribution import exact_mean, scaled_sum
@@ -29,7 +28,7 @@ class SweepFacts:
     Attributes
     ----------
     first_n_obs : int or None
-        Periods of the first ok config in ``config_id`` order (every config of a sweep has
+        Periods of the ok config with the smallest grid index (every config of a sweep has
         the same; None without ok configs).
     max_n_obs : int or None
         The most periods of any ok config.
@@ -75,14 +74,14 @@ class FactsReducer:
     def __init__(self) -> None:
         self._scaled_squares = 0  # exact sum of the squared spreads, times 2**1074
         self._live = 0
-        self._first: tuple[int, int] | None = None  # (position, n_obs) of the first ok config
+        self._first: tuple[int, int] | None = None  # (grid index, n_obs) of the first ok config
         self._max_n_obs: int | None = None
         self._constant = 0
 
     def add(
         self, columns: Mapping[str, NDArray[Any]], ok: NDArray[np.bool_], at: NDArray[np.integer]
     ) -> None:
-        """Take some configs: their :data:`REDUCED_COLUMNS`, status ok, and their positions."""
+        """Take some configs: their :data:`REDUCED_COLUMNS`, status ok, and their grid indices."""
         if not ok.any():
             return
         at = at[ok]
@@ -111,13 +110,3 @@ class FactsReducer:
             null_sharpe_std=spread,
             constant_configs=self._constant,
         )
-
-
-def sweep_facts(frame: pd.DataFrame) -> SweepFacts:
-    """Reduce :data:`REDUCED_COLUMNS` of the results (``config_id`` order) to the facts."""
-    if frame.empty or not set(REDUCED_COLUMNS) <= set(frame.columns):
-        return SweepFacts()
-    reducer = FactsReducer()
-    ok = (frame["status"] == "ok").to_numpy(dtype=bool)
-    reducer.add({c: frame[c].to_numpy() for c in REDUCED_COLUMNS}, ok, np.arange(len(frame)))
-    return reducer.facts()

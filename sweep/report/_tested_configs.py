@@ -94,7 +94,7 @@ class TestedReducer:
         self._t: list[TCounts] = []
         self._p: list[PValueCounts] = []
         self._n = 0
-        self._best: tuple[float, int, int] | None = None  # (-t, position, grid index)
+        self._best: tuple[float, str, int] | None = None  # (-t, config_id, grid index)
         self._max_mean = -math.inf
         self._part_max_t: dict[str, float] = {}
         self._part_min_p: dict[str, float] = {}
@@ -104,7 +104,7 @@ class TestedReducer:
         name: str | None,
         columns: dict[str, NDArray[np.float64] | NDArray[np.int64]],
         ok: NDArray[np.bool_],
-        position: NDArray[np.integer],
+        config_id: pa.Array | pa.ChunkedArray,
     ) -> None:
         """Take the ok configs of one part.
 
@@ -116,14 +116,14 @@ class TestedReducer:
             Its :data:`TESTED_COLUMNS`.
         ok : ndarray of bool
             Which rows count: status ok, and the first copy of a repeated config.
-        position : ndarray of int
-            Each row's position in ``config_id`` order (ties of ``t`` go to the smallest).
+        config_id : pyarrow array
+            Each row's id (ties of ``t`` go to the smallest; only the tied are read).
         """
         index = np.asarray(columns["grid_index"], dtype=np.int64)[ok]
         t = np.asarray(columns["t_stat"], dtype=np.float64)[ok]
         p = np.asarray(columns["p_value"], dtype=np.float64)[ok]
         mean = np.asarray(columns["excess_mean"], dtype=np.float64)[ok]
-        at = np.asarray(position)[ok]
+        rows = np.flatnonzero(ok)
         finite_t, finite_p = t[np.isfinite(t)], p[np.isfinite(p)]
         if name is not None:
             self._part_max_t[name] = float(finite_t.max()) if finite_t.size else -math.inf
@@ -137,9 +137,10 @@ class TestedReducer:
         self._n += int(tested.sum())
         self._max_mean = max(self._max_mean, float(mean[tested].max()))
         top = float(t[tested].max())
-        first = np.flatnonzero(tested & (t == top))
-        pick = first[np.argmin(at[first])]
-        candidate = (-top, int(at[pick]), int(index[pick]))
+        tied = np.flatnonzero(tested & (t == top))
+        ids = config_id.take(pa.array(rows[tied])).to_pylist()
+        pick = int(np.argmin(np.asarray(ids, dtype=str)))
+        candidate = (-top, str(ids[pick]), int(index[tied[pick]]))
         self._best = candidate if self._best is None else min(self._best, candidate)
 
     def result(self) -> TestedConfigs:

@@ -156,11 +156,15 @@ def test_a_literal_field_is_checked():
 def test_a_distribution_of_one_value_keeps_its_null_std_and_of_none_only_its_count():
     from sweep.report._ranking import _summary
     from sweep.report._sections import Distribution, NoValues
+    from sweep.report._streamed_distribution import streamed_summary
 
-    one = to_json(_summary(np.array([0.5])))
+    def summary(values):
+        return _summary(streamed_summary(lambda: [np.array(values, dtype=np.float64)]))
+
+    one = to_json(summary([0.5]))
     assert one["std"] is None and one["count"] == 1
-    assert from_json(Distribution | NoValues, one) == _summary(np.array([0.5]))
-    assert to_json(_summary(np.array([]))) == {"count": 0}
+    assert from_json(Distribution | NoValues, one) == summary([0.5])
+    assert to_json(summary([])) == {"count": 0}
     assert from_json(Distribution | NoValues, {"count": 0}) == NoValues()
 
 

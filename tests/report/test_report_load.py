@@ -1,4 +1,9 @@
-"""The report's reader holds few columns per config and reads the rest back for the rows shown."""
+"""The report's reader keeps nothing per config: its reductions equal the whole table's figures.
+
+Every figure is checked against the whole table read by the public reader
+(``sweep.load_results``, config_id order), and each reducer against its batch-free
+definition on random data split into parts in any order.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -15,21 +21,16 @@ from hypothesis import strategies as st
 
 from sweep import load_results, results_hash
 from sweep.engine._metrics import block_columns
-from sweep.report._load import (
-    CATEGORICAL_COLUMNS,
-    WHOLE_COLUMNS,
-    _CategoryCodes,
-    load_run,
-    values_of,
+from sweep.report._config_scan import (
+    ExactMoments,
+    RankReducer,
+    SampleReducer,
+    ScanSettings,
+    sample_keys,
 )
-from sweep.report._ranking import max_by, ranked
-from sweep.report._sweep_facts import REDUCED_COLUMNS
+from sweep.report._load import load_run
+from sweep.report._ranking import max_by
 from tests.sweep.test_hostile_folder_files import part_files, write_part
-
-
-def _block_columns(run) -> set[str]:
-    sums, sums_sq = block_columns(run.manifest.run_key.pbo_blocks)
-    return {*sums, *sums_sq}
 
 
 def _whole_table(run_dir) -> pd.DataFrame:
@@ -37,61 +38,86 @@ def _whole_table(run_dir) -> pd.DataFrame:
     return load_results(run_dir).reset_index(drop=True)
 
 
+def _same(a, b) -> bool:
+    """Two Ranked results hold the same configs, ids and metric (NaN equal to NaN)."""
+    return (
+        np.array_equal(a.grid_index, b.grid_index)
+        and a.config_id == b.config_id
+        and np.array_equal(a.metric, b.metric, equal_nan=True)
+    )
+
+
+def _ranked(frame: pd.DataFrame) -> pd.DataFrame:
+    """By excess Sharpe, best first, NaN last; ties by config_id (the frame's order)."""
+    key = frame["excess_sharpe"].to_numpy(dtype=np.float64)
+    return frame.iloc[np.argsort(np.where(np.isnan(key), np.inf, -key), kind="stable")]
+
+
 @pytest.mark.parametrize("name", ["complete", "resumed", "failing"])
-def test_the_reader_holds_the_whole_columns_and_the_hash_of_the_rows(runs, name):
-    run = load_run(runs[name], extra_columns=("turnover",))
+def test_the_reductions_are_the_whole_tables_figures(runs, name):
+    run = load_run(runs[name], settings=ScanSettings(top=7))
     whole = _whole_table(runs[name])
-    params = run.varying or run.param_names
-    assert list(run.results.columns) == [
-        c for c in run.columns if c in {*WHOLE_COLUMNS, *params, "turnover"}
-    ]
-    assert "config_id" not in run.results.columns and set(run.varying) < set(run.param_names)
-    held = run.results.copy()
-    for column in [*CATEGORICAL_COLUMNS, *params]:  # held as categoricals, the same values
-        assert isinstance(held[column].dtype, pd.CategoricalDtype)
-        held[column] = values_of(held, column).astype(whole[column].dtype)
-    assert values_of(run.results, params[0]).dtype == whole[params[0]].dtype
-    pd.testing.assert_frame_equal(held, whole[list(held.columns)])
-    everything = np.arange(len(run.results))
-    assert run.config_ids(everything[::-1]) == whole["config_id"].tolist()[::-1]
+    ok = whole[whole["status"] == "ok"]
+    scan = run.scan
     assert run.table_hash == results_hash(runs[name])
-    blocks = _block_columns(run)
-    assert set(run.columns) == set(whole.columns) and blocks <= set(run.columns)
+    assert (scan.done, scan.failed, scan.ok) == (len(whole), len(whole) - len(ok), len(ok))
+    assert scan.outside_grid == 0 and run.rows_in_parts == len(whole)
+    failed = whole.loc[whole["status"] != "ok", "error"].fillna("(no message)")
+    assert scan.errors == failed.value_counts().to_dict()
+    for param in run.param_names:
+        assert scan.axis_values[param] == sorted(ok[param].unique().tolist())
+    best = _ranked(ok).head(7)
+    assert scan.ranked.config_id == best["config_id"].tolist()
+    assert scan.ranked.grid_index.tolist() == best["grid_index"].tolist()
+    sharpe = ok["excess_sharpe"].to_numpy(dtype=np.float64)
+    finite = sharpe[np.isfinite(sharpe)]
+    assert scan.sharpe.count == finite.size
+    assert scan.sharpe.variance == pytest.approx(np.var(finite, ddof=1), rel=1e-12)
+    exact = [Fraction(float(v)) for v in finite]
+    mean = sum(exact) / len(exact)
+    assert scan.sharpe.variance == float(sum((v - mean) ** 2 for v in exact) / (len(exact) - 1))
+    assert scan.pbo.grid_index.tolist() == sorted(ok["grid_index"].tolist())  # no sample
+    if name == "failing":
+        assert scan.failed > 0
 
 
 @pytest.mark.parametrize("name", ["complete", "resumed"])
-def test_complete_rows_are_the_whole_table_rows_in_the_order_asked(runs, name):
+def test_rows_read_back_are_the_whole_table_rows_in_the_order_asked(runs, name):
     run = load_run(runs[name])
-    whole = _whole_table(runs[name])
-    shown = ranked(run.results, head=9)
-    complete = run.complete_rows(shown)
-    blocks = _block_columns(run)
-    expect = whole.iloc[shown.index][[c for c in run.columns if c not in blocks]]
-    pd.testing.assert_frame_equal(complete, expect)
-    counts, sums, sums_sq = run.block_statistics(np.asarray(shown.index[::-1], dtype=np.int64))
+    whole = _whole_table(runs[name]).set_index("grid_index", drop=False)
+    asked = whole["grid_index"].to_numpy()[::-3]
     sums_cols, sq_cols = block_columns(run.manifest.run_key.pbo_blocks)
-    back = whole.iloc[shown.index[::-1]]
+    blocks = {*sums_cols, *sq_cols}
+    complete = run.complete_rows_at(asked)
+    expect = whole.loc[asked, [c for c in run.columns if c not in blocks]].reset_index(drop=True)
+    pd.testing.assert_frame_equal(complete, expect)
+    counts, sums, sums_sq = run.block_statistics_at(asked)
+    back = whole.loc[asked]
     np.testing.assert_array_equal(counts, back["blk_n"].to_numpy())
     np.testing.assert_array_equal(sums, back[sums_cols].to_numpy())
     np.testing.assert_array_equal(sums_sq, back[sq_cols].to_numpy())
 
 
-def test_a_repeated_batch_is_read_back_once(runs, tmp_path):
+def test_a_repeated_batch_counts_once(runs, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(runs["complete"], run_dir)
     first = part_files(run_dir)[0]
     write_part(run_dir, pq.read_table(first).slice(0, 7))  # a batch written twice
     run = load_run(run_dir)
-    assert run.rows_in_parts == len(run.results) + 7
+    reference = load_run(runs["complete"])
+    assert run.rows_in_parts == run.scan.done + 7 and run.scan.done == run.total
     assert run.table_hash == results_hash(runs["complete"])
-    whole = _whole_table(runs["complete"])
-    everything = np.arange(len(run.results), dtype=np.int64)
-    complete = run.complete_rows(run.results.iloc[everything[::-1]])
-    expect = whole.iloc[everything[::-1]][list(complete.columns)]
-    pd.testing.assert_frame_equal(complete, expect)
+    assert _same(run.scan.ranked, reference.scan.ranked)
+    assert run.scan.sharpe == reference.scan.sharpe
+    assert run.tested.finite_p == reference.tested.finite_p
+    assert sum(len(r) for r in run.owned.values()) == run.total
+    everything = np.arange(run.total)[::-1]
+    pd.testing.assert_frame_equal(
+        run.complete_rows_at(everything), reference.complete_rows_at(everything)
+    )
 
 
-def test_a_bad_part_leaves_its_rows_out_of_the_reads_back(runs, tmp_path):
+def test_a_bad_part_leaves_its_rows_out(runs, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(runs["complete"], run_dir)
     victim = part_files(run_dir)[0]
@@ -99,9 +125,8 @@ def test_a_bad_part_leaves_its_rows_out_of_the_reads_back(runs, tmp_path):
     run = load_run(run_dir)
     assert not all(c.ok for c in run.part_checks)
     good_rows = sum(c.rows for c in run.part_checks if c.ok)
-    assert len(run.results) == good_rows < run.total
-    complete = run.complete_rows(run.results)
-    assert complete["grid_index"].tolist() == run.results["grid_index"].tolist()
+    assert run.scan.done == good_rows < run.total
+    assert set(run.owned) == {c.name for c in run.part_checks if c.ok}
 
 
 @pytest.mark.parametrize("name", ["complete", "failing"])
@@ -109,8 +134,8 @@ def test_the_reduced_columns_give_the_facts_of_the_whole_table(runs, name):
     run = load_run(runs[name])
     whole = _whole_table(runs[name])
     ok = whole[whole["status"] == "ok"]
-    assert not set(REDUCED_COLUMNS) & set(run.results.columns)
-    assert run.facts.first_n_obs == int(ok["n_obs"].iloc[0])
+    first = ok.sort_values("grid_index").iloc[0]
+    assert run.facts.first_n_obs == int(first["n_obs"])
     assert run.facts.max_n_obs == int(ok["n_obs"].max())
     assert run.facts.constant_configs == int((~np.isfinite(ok["sharpe"])).sum())
     n, omega, sd = (ok[c].to_numpy(dtype=np.float64) for c in ("n_obs", "omega", "excess_std"))
@@ -120,19 +145,58 @@ def test_the_reduced_columns_give_the_facts_of_the_whole_table(runs, name):
     # The mean is exact: the squares' sum as a fraction, divided and rounded once.
     exact = sum(Fraction(float(v)) for v in squares) / len(squares)
     assert run.facts.null_sharpe_std == math.sqrt(float(exact))
-    if name == "failing":
-        assert (whole["status"] != "ok").any()
 
 
-def test_ids_this_engine_would_not_write_are_ordered_by_their_strings(runs, monkeypatch):
-    # The reader sorts 128-bit keys of the ids; an id that is not 32 lower-case hex digits
-    # sends it back to sorting the strings, with the same result.
-    keyed = load_run(runs["resumed"])
-    monkeypatch.setattr("sweep.report._load.config_id_keys", lambda ids: None)
-    strings = load_run(runs["resumed"])
-    pd.testing.assert_frame_equal(strings.results, keyed.results)
-    everything = np.arange(len(keyed.results))
-    assert strings.config_ids(everything) == keyed.config_ids(everything)
+def _parts(rng: np.random.Generator, n: int) -> list[np.ndarray]:
+    """``0..n-1`` cut at random places, the pieces in random order."""
+    cuts = np.sort(rng.choice(np.arange(1, n), size=min(n - 1, 5), replace=False)) if n > 1 else []
+    pieces = np.split(rng.permutation(n), cuts)
+    return [pieces[i] for i in rng.permutation(len(pieces))]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 400), k=st.integers(1, 12))
+def test_the_reducers_do_not_depend_on_the_parts(seed, n, k):
+    rng = np.random.default_rng(seed)
+    metric = rng.choice([0.5, 0.25, -1.0, np.nan, 2.0, 0.125], n)  # many ties, some NaN
+    ids = np.array([f"{v:032x}" for v in rng.permutation(10 * n)[:n]])
+    index = rng.permutation(5 * n)[:n].astype(np.int64)
+    keep = rng.random(n) < 0.9
+    ranks, moments, samples = [], [], []
+    for _ in range(3):
+        rank, moment, sample = RankReducer(k), ExactMoments(), SampleReducer(k, 3, 1)
+        for rows in _parts(rng, n):
+            rank.add(index[rows], pa.array(ids[rows]), metric[rows], keep[rows])
+            moment.add(metric[rows][keep[rows]])
+            sample.add(index[rows], keep[rows])
+        ranks.append(rank.result())
+        moments.append(moment.result())
+        samples.append(sample.result())
+    assert _same(ranks[0], ranks[1]) and _same(ranks[0], ranks[2])
+    assert moments[0] == moments[1] == moments[2]
+    assert all(np.array_equal(s, samples[0]) for s in samples)
+    # The definitions: the best by (metric desc, NaN last, id); the k smallest keys.
+    order = np.lexsort((ids[keep], np.where(np.isnan(metric[keep]), np.inf, -metric[keep])))
+    assert ranks[0].config_id == ids[keep][order][:k].tolist()
+    keys = sample_keys(index[keep], 3, 1)
+    assert samples[0].tolist() == sorted(index[keep][np.argsort(keys)][:k].tolist())
+    finite = metric[keep][np.isfinite(metric[keep])]
+    if finite.size > 1:
+        assert moments[0].variance == pytest.approx(np.var(finite, ddof=1), rel=1e-12, abs=1e-300)
+
+
+def test_a_bottom_k_sample_is_uniform():
+    # Each of 50 configs is drawn with probability 10/50 over 2,000 seeds (binomial check).
+    hits = np.zeros(50)
+    for seed in range(2000):
+        sample = SampleReducer(10, seed, 0)
+        sample.add(np.arange(50), np.ones(50, dtype=bool))
+        hits[sample.result()] += 1
+    assert np.all(np.abs(hits / 2000 - 0.2) < 5 * math.sqrt(0.2 * 0.8 / 2000))
+
+
+def _chunks(frame: pd.DataFrame, rng: np.random.Generator, columns: list[str]):
+    return [{c: frame[c].to_numpy()[rows] for c in columns} for rows in _parts(rng, len(frame))]
 
 
 @settings(max_examples=150, deadline=None)
@@ -143,46 +207,19 @@ def test_ids_this_engine_would_not_write_are_ordered_by_their_strings(runs, monk
     b_values=st.lists(st.sampled_from([0.5, 0.1, -0.0, 2.0, 1e-9]), min_size=1, unique=True),
 )
 def test_max_by_is_the_group_by_maximum_of_the_plain_values(data, n, a_values, b_values):
-    # Categories in any order, some unused, a few configs with no key or a NaN metric.
+    # Parts in any order, a few configs with no key or a NaN metric.
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    a = pd.Categorical(rng.choice(a_values, n), categories=[*rng.permutation(a_values), 999])
-    b = pd.Categorical(rng.choice(b_values, n))
+    a = rng.choice(a_values, n).astype(np.float64)
+    a[rng.random(n) < 0.05] = np.nan
     metric = np.where(rng.random(n) < 0.3, np.nan, rng.normal(size=n))
-    frame = pd.DataFrame({"a": a, "b": b, "s": rng.choice(["x", "y"], n), "m": metric})
-    frame.loc[rng.random(n) < 0.05, "a"] = np.nan
+    frame = pd.DataFrame(
+        {"a": a, "b": rng.choice(b_values, n), "s": rng.choice(["x", "y"], n), "m": metric}
+    )
+    values = {c: sorted(frame[c].dropna().unique().tolist()) for c in ("a", "b", "s")}
     for keys in (["a", "b"], ["b", "a"], ["a"], ["s", "b"]):
-        keyed = frame.dropna(subset=keys)  # the group-by leaves out a config with no key
-        plain = pd.DataFrame({c: values_of(keyed, c) for c in [*keys, "m"]})
-        expect = plain.groupby(keys, sort=True)["m"].max()
-        got, _ = max_by(frame, keys, "m")
-        pd.testing.assert_series_equal(got, expect, check_names=False)
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    data=st.data(),
-    kind=st.sampled_from(["int64", "float64", "bool"]),
-    parts=st.lists(st.integers(0, 40), min_size=1, max_size=5),
-)
-def test_category_codes_part_by_part_are_astype_category_of_the_whole_column(data, kind, parts):
-    # Values arrive a part at a time, scattered to their rows (a repeated row skipped):
-    # the categorical is the one pandas makes of the whole column.
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    pool = {"int64": [7, -3, 0, 12], "float64": [0.25, -1.5, 3.0, np.nan], "bool": [True, False]}
-    chunks = [np.asarray(rng.choice(pool[kind], size), dtype=kind) for size in parts]
-    repeated = rng.random(sum(parts)) < 0.1  # second copies of a repeated config
-    dest = np.full(len(repeated), -1)
-    dest[~repeated] = rng.permutation(int((~repeated).sum()))
-    whole = np.empty(int((~repeated).sum()), dtype=kind)
-    whole[dest[~repeated]] = np.concatenate(chunks)[~repeated]
-    codes = _CategoryCodes(len(whole))
-    start = 0
-    for chunk in chunks:
-        to = dest[start : start + len(chunk)]
-        codes.add(chunk, to, to >= 0)
-        start += len(chunk)
-    expect = pd.Series(whole).astype("category")
-    pd.testing.assert_series_equal(codes.series(), expect)
+        expect = frame.dropna(subset=keys).groupby(keys, sort=True)["m"].max()
+        got, _ = max_by(_chunks(frame, rng, [*keys, "m"]), keys, values, "m")
+        pd.testing.assert_series_equal(got, expect, check_names=False, check_index_type=False)
 
 
 @settings(max_examples=100, deadline=None)
@@ -198,25 +235,18 @@ def test_an_axis_with_more_values_than_cells_is_cut_into_runs_of_consecutive_val
     rng = np.random.default_rng(seed)
     n = 200
     frame = pd.DataFrame(
-        {
-            "a": pd.Categorical(rng.choice(values, n), categories=rng.permutation(values)),
-            "b": pd.Categorical(rng.choice([1, 2, 3], n)),
-            "m": rng.normal(size=n),
-        }
+        {"a": rng.choice(values, n), "b": rng.choice([1, 2, 3], n), "m": rng.normal(size=n)}
     )
-    present = sorted(set(frame["a"].astype(int)))
+    present = sorted(set(frame["a"]))
     cells = min(len(present), limit)
     cell_of = {v: k * cells // len(present) for k, v in enumerate(present)}
     first = {c: min(v for v in present if cell_of[v] == c) for c in range(cells)}
     plain = pd.DataFrame(
-        {
-            "a": [first[cell_of[v]] for v in frame["a"].astype(int)],
-            "b": frame["b"].astype(int),
-            "m": frame["m"],
-        }
+        {"a": [first[cell_of[v]] for v in frame["a"]], "b": frame["b"], "m": frame["m"]}
     )
+    axis_values = {"a": present, "b": [1, 2, 3]}
     for keys in (["a", "b"], ["a"]):
-        got, axes = max_by(frame, keys, "m", limit=limit)
+        got, axes = max_by(_chunks(frame, rng, [*keys, "m"]), keys, axis_values, "m", limit)
         expect = plain.groupby(keys, sort=True)["m"].max()
         np.testing.assert_array_equal(got.to_numpy(), expect.to_numpy())
         assert got.index.tolist() == expect.index.tolist()
