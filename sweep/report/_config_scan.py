@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from sweep.report._streamed_distribution import scaled_sum
+from sweep.report._streamed_distribution import FirstPass, PassPartial, scaled_sum
 
 #: Mask of the low 27 bits: Dekker's split of a float into two halves whose products are exact.
 _SPLITTER = float(2**27 + 1)
@@ -346,6 +346,9 @@ class ConfigScan:
         The failed configs by error message (``"(no message)"`` for none).
     axis_values : dict of str to list
         Each grid parameter's distinct values among the ok configs, ascending.
+    sharpe_ann_first : PassPartial or None
+        The first pass of the ok configs' annualised Sharpe distribution
+        (:class:`sweep.report._streamed_distribution.FirstPass`), made in this read.
     """
 
     ranked: Ranked = field(
@@ -360,6 +363,7 @@ class ConfigScan:
     outside_grid: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     axis_values: dict[str, list[Any]] = field(default_factory=dict)
+    sharpe_ann_first: PassPartial | None = None
 
     @property
     def ok(self) -> int:
@@ -368,7 +372,7 @@ class ConfigScan:
 
 
 #: The result columns the scan reads (with the grid's parameters).
-SCAN_COLUMNS = ("config_id", "grid_index", "status", "error", "excess_sharpe")
+SCAN_COLUMNS = ("config_id", "grid_index", "status", "error", "excess_sharpe", "excess_sharpe_ann")
 
 
 def _numpy(values: Any) -> NDArray[Any]:
@@ -402,6 +406,7 @@ class ScanReducer:
         self._pbo = SampleReducer(settings.pbo, settings.seed, PBO_STREAM)
         self._returns = SampleReducer(settings.returns, settings.seed, RETURNS_STREAM)
         self._checked = SampleReducer(settings.checked, settings.seed, CHECK_STREAM)
+        self._sharpe_ann = FirstPass()
 
     @property
     def columns(self) -> list[str]:
@@ -435,6 +440,8 @@ class ScanReducer:
         counted = ok & mine
         self._ranked.add(index, columns["config_id"], sharpe, counted)
         self._sharpe.add(sharpe[counted])
+        ann = _numpy(columns["excess_sharpe_ann"]).astype(np.float64, copy=False)
+        self._sharpe_ann.add(ann[counted])
         self._pbo.add(index, counted)
         self._returns.add(index, counted)
         self._checked.add(index, mine & (index >= 0) & (index < self._total))
@@ -456,6 +463,7 @@ class ScanReducer:
             outside_grid=self._outside,
             errors=self._errors,
             axis_values={p: sorted(v) for p, v in self._axes.items()},
+            sharpe_ann_first=self._sharpe_ann.result(),
         )
 
 

@@ -18,7 +18,7 @@ column (its recipe hashes the sorted table).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -145,9 +145,9 @@ class RunData:
         """
         pieces: list[pa.Table] = []
         where: list[NDArray[np.intp]] = []
-        for name, hit, rows in self._rows_of(np.asarray(grid_index, dtype=np.int64)):
-            part = self.store.read_part_columns(name, columns)
-            pieces.append(part.take(pa.array(rows)).replace_schema_metadata(None))
+        for part, hit, rows in self._rows_of(np.asarray(grid_index, dtype=np.int64), columns):
+            taken = part.select(columns).take(pa.array(rows))
+            pieces.append(taken.replace_schema_metadata(None))
             where.append(hit)
         if not pieces:
             return pa.table({c: pa.array([]) for c in columns})
@@ -167,15 +167,6 @@ class RunData:
             part = self.store.read_part_columns(name, read)
             ok = pc.fill_null(pc.equal(part.column("status"), "ok"), False).to_numpy()
             yield part, ok, owned.contains(part.column("grid_index").to_numpy())
-
-    def ok_values(self, column: str) -> Callable[[], Iterator[NDArray[np.float64]]]:
-        """Each pass over the parts yields one column of the ok configs they count, as float."""
-
-        def chunks() -> Iterator[NDArray[np.float64]]:
-            for part, ok, mine in self.counted_parts([column]):
-                yield part.column(column).to_numpy().astype(np.float64, copy=False)[ok & mine]
-
-        return chunks
 
     def block_statistics_at(
         self, grid_index: NDArray[np.integer]
@@ -197,8 +188,7 @@ class RunData:
         counts = np.empty(len(wanted), dtype=np.int64)
         sums = np.empty((len(wanted), len(sums_cols)))
         sums_sq = np.empty((len(wanted), len(sq_cols)))
-        for name, hit, rows in self._rows_of(wanted):
-            part = self.store.read_part_columns(name, ["blk_n", *sums_cols, *sq_cols])
+        for part, hit, rows in self._rows_of(wanted, ["blk_n", *sums_cols, *sq_cols]):
             counts[hit] = part.column("blk_n").to_numpy()[rows]
             for out, group in ((sums, sums_cols), (sums_sq, sq_cols)):
                 for j, column in enumerate(group):
@@ -207,16 +197,21 @@ class RunData:
         return counts, sums, sums_sq
 
     def _rows_of(
-        self, wanted: NDArray[np.int64]
-    ) -> Iterator[tuple[str, NDArray[np.intp], NDArray[np.intp]]]:
-        """Each part that owns some of ``wanted``: its name, which ones, and their rows."""
+        self, wanted: NDArray[np.int64], columns: list[str]
+    ) -> Iterator[tuple[pa.Table, NDArray[np.intp], NDArray[np.intp]]]:
+        """Each part that owns some of ``wanted``: its ``columns``, which ones, their rows.
+
+        One read of each such part (``grid_index`` with the columns).
+        """
+        read = list(dict.fromkeys(["grid_index", *columns]))
         for name, owned in self.owned.items():
             hit = np.flatnonzero(owned.contains(wanted))
             if not hit.size:
                 continue
-            index = self.store.read_part_columns(name, ["grid_index"]).column(0).to_numpy()
+            part = self.store.read_part_columns(name, read)
+            index = part.column("grid_index").to_numpy()
             by_index = np.argsort(index, kind="stable")
-            yield name, hit, by_index[np.searchsorted(index[by_index], wanted[hit])]
+            yield part, hit, by_index[np.searchsorted(index[by_index], wanted[hit])]
 
     def complete_rows_at(self, grid_index: NDArray[np.integer]) -> pd.DataFrame:
         """Every result column but the PBO block statistics, of the configs at some positions."""
@@ -288,6 +283,7 @@ def _v1_digest(store: RunStore, names: list[str]) -> str | None:
 def _read_parts(
     store: RunStore,
     owned: dict[str, RangeSet],
+    present: set[str],
     facts: FactsReducer,
     tested: TestedReducer,
     scan: ScanReducer,
@@ -300,7 +296,6 @@ def _read_parts(
     columns = list(dict.fromkeys([*REDUCED_COLUMNS, *TESTED_COLUMNS, *scan.columns]))
     rows = 0
     for name, mine_ranges in owned.items():
-        present = set(store.read_part_schema(name).names)
         part = store.read_part_columns(name, [c for c in columns if c in present])
         rows += part.num_rows
         index = part.column("grid_index").to_numpy()
@@ -366,7 +361,7 @@ def load_run(
     facts_reducer = FactsReducer()
     reducer = TestedReducer(null_summary)
     scanner = ScanReducer(settings or ScanSettings(), manifest.total, manifest.grid.param_names)
-    rows_in_parts = _read_parts(store, owned, facts_reducer, reducer, scanner)
+    rows_in_parts = _read_parts(store, owned, set(all_columns), facts_reducer, reducer, scanner)
     tested, scan = reducer.result(), scanner.result()
     if null_summary is not None and scan.done < rows_in_parts:  # a repeated batch counts once
         null_summary = replace(null_summary, n_configs=tested.finite_p)

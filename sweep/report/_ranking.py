@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,9 @@ HISTOGRAM_BINS = 40
 #: Quantiles reported of a distribution, by label.
 QUANTILES = ("5%", "25%", "50%", "75%", "95%")
 
+
+#: The column of the Sharpe distribution (annualised, over the benchmark).
+SHARPE_ANN = "excess_sharpe_ann"
 
 #: Most cells along one axis of the heatmap or the profile. An axis with more values among
 #: the configs is cut into this many runs of consecutive values (near-equal counts of
@@ -199,6 +202,69 @@ def _cells_of(
 ColumnChunks = Iterable[Mapping[str, Any]]
 
 
+class CellMaxima:
+    """The metric's maximum (NaN skipped) in each cell of ``keys``, fed a part at a time.
+
+    Parameters
+    ----------
+    keys : list of str
+        The axes.
+    values : mapping of str to list
+        Each axis's distinct values among the configs, ascending.
+    metric : str
+        The column maximised.
+    limit : int
+        Most cells per axis.
+    """
+
+    def __init__(
+        self,
+        keys: list[str],
+        values: Mapping[str, list[Any]],
+        metric: str,
+        limit: int = MAX_CELLS_PER_AXIS,
+    ) -> None:
+        self.keys, self.metric = keys, metric
+        self._axes = [axis_cells(values[k], limit) for k in keys]
+        self._ordered = [
+            np.asarray(values[k], dtype=object if not values[k] else None) for k in keys
+        ]
+        self._sizes = [len(a.first) for a in self._axes]
+        self._best = np.full(math.prod(self._sizes), np.nan)
+        self._seen = np.zeros(math.prod(self._sizes), dtype=bool)
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns :meth:`add` takes."""
+        return [*self.keys, self.metric]
+
+    def add(self, chunk: Mapping[str, Any]) -> None:
+        """Take some configs' ``keys`` and ``metric`` columns."""
+        metric_values = np.asarray(chunk[self.metric], dtype=np.float64)
+        cell = np.zeros(len(metric_values), dtype=np.int64)
+        held = np.ones(len(metric_values), dtype=bool)
+        for key, axis, sorted_values in zip(self.keys, self._axes, self._ordered, strict=True):
+            codes, found = _cells_of(chunk[key], sorted_values, axis)
+            held &= found
+            cell = cell * len(axis.first) + codes
+        np.fmax.at(self._best, cell[held], metric_values[held])
+        self._seen[cell[held]] = True
+
+    def result(self) -> tuple[pd.Series, list[AxisCells]]:
+        """:func:`max_by` of every config added."""
+        present = np.flatnonzero(self._seen)
+        where = np.unravel_index(present, self._sizes)
+        levels = [a.first[w] for a, w in zip(self._axes, where, strict=True)]
+        keys = self.keys
+        index = (
+            pd.MultiIndex.from_arrays(levels, names=keys)
+            if len(keys) > 1
+            else pd.Index(levels[0], name=keys[0])
+        )
+        maxima = pd.Series(self._best[present], index=index, name=self.metric).sort_index()
+        return maxima, self._axes
+
+
 def max_by(
     chunks: ColumnChunks,
     keys: list[str],
@@ -231,44 +297,42 @@ def max_by(
     cells : list of AxisCells
         How each axis's values fall into cells.
     """
-    axes = [axis_cells(values[k], limit) for k in keys]
-    ordered = [np.asarray(values[k], dtype=object if not values[k] else None) for k in keys]
-    sizes = [len(a.first) for a in axes]
-    best = np.full(math.prod(sizes), np.nan)
-    seen = np.zeros(math.prod(sizes), dtype=bool)
+    maxima = CellMaxima(keys, values, metric, limit)
     for chunk in chunks:
-        metric_values = np.asarray(chunk[metric], dtype=np.float64)
-        cell = np.zeros(len(metric_values), dtype=np.int64)
-        held = np.ones(len(metric_values), dtype=bool)
-        for key, axis, sorted_values in zip(keys, axes, ordered, strict=True):
-            codes, found = _cells_of(chunk[key], sorted_values, axis)
-            held &= found
-            cell = cell * len(axis.first) + codes
-        np.fmax.at(best, cell[held], metric_values[held])
-        seen[cell[held]] = True
-    present = np.flatnonzero(seen)
-    where = np.unravel_index(present, sizes)
-    levels = [a.first[w] for a, w in zip(axes, where, strict=True)]
-    index = (
-        pd.MultiIndex.from_arrays(levels, names=keys)
-        if len(keys) > 1
-        else pd.Index(levels[0], name=keys[0])
-    )
-    return pd.Series(best[present], index=index, name=metric).sort_index(), axes
+        maxima.add(chunk)
+    return maxima.result()
 
 
-def _ok_chunks(run: RunData, columns: list[str]) -> ColumnChunks:
-    """The columns of the ok configs, a part at a time (each config once)."""
-    for part, ok, mine in run.counted_parts(columns):
-        keep = pa.array(ok & mine)
-        yield {c: part.column(c).filter(keep) for c in columns}
+class _SharpePasses:
+    """The ok configs' annualised excess Sharpe, a part at a time, for each pass over them.
+
+    The first call also gives ``cells`` their columns from the same read of each part: a
+    part is opened once for both (its footer, which holds the null summary, dominates the
+    cost of a read when parts are many and small).
+    """
+
+    def __init__(self, run: RunData, cells: CellMaxima | None) -> None:
+        self._run, self._cells = run, cells
+        self.fed = cells is None
+
+    def __call__(self) -> Iterator[NDArray[np.float64]]:
+        extra = [] if self.fed or self._cells is None else self._cells.columns
+        for part, ok, mine in self._run.counted_parts([SHARPE_ANN, *extra]):
+            keep = ok & mine
+            if extra and self._cells is not None:
+                mask = pa.array(keep)
+                self._cells.add({c: part.column(c).filter(mask) for c in extra})
+            yield part.column(SHARPE_ANN).to_numpy().astype(np.float64, copy=False)[keep]
+        self.fed = True
 
 
-def heatmap(run: RunData, axes: tuple[str, str], metric: str, how: str) -> Heatmap:
-    """The metric's maximum for each (x, y) pair over the other axes."""
+def heatmap(
+    run: RunData, found: tuple[pd.Series, list[AxisCells]], axes: tuple[str, str], how: str
+) -> Heatmap:
+    """The metric's maximum for each (x, y) pair over the other axes (``found``: its cells)."""
     x, y = axes
-    chunks = _ok_chunks(run, [y, x, metric])
-    maxima, (y_cells, x_cells) = max_by(chunks, [y, x], run.scan.axis_values, metric)
+    maxima, (y_cells, x_cells) = found
+    metric = str(maxima.name)
     table = maxima.unstack(x).sort_index(axis=0).sort_index(axis=1)
     others = [n for n in multi_valued_axes(run) if n not in axes]
     return Heatmap(
@@ -384,18 +448,25 @@ def results_section(
     best = run.scan.ranked
     shown = run.complete_rows_at(best.grid_index[: options.top_k])
     top = tuple(_row(r, i + 1, params) for i, (_, r) in enumerate(shown.iterrows()))
-    ann = streamed_summary(run.ok_values("excess_sharpe_ann"), bins=HISTOGRAM_BINS)
-    counts, edges = ann.histogram_counts, ann.histogram_edges
     axes, how = choose_heatmap_axes(run, options.heatmap)
-    hm = heatmap(run, axes, options.heatmap_metric, how) if axes else None
-    profile = None
     varying = multi_valued_axes(run)
-    if hm is None and len(varying) == 1:
-        axis = varying[0]
-        metric = options.heatmap_metric
-        chunks = _ok_chunks(run, [axis, metric])
-        line, (cells,) = max_by(chunks, [axis], run.scan.axis_values, metric)
-        profile = (axis, [plain(v) for v in line.index], line.to_numpy(), cells)
+    metric = options.heatmap_metric
+    cells = None
+    if axes:
+        cells = CellMaxima([axes[1], axes[0]], run.scan.axis_values, metric)
+    elif len(varying) == 1:
+        cells = CellMaxima([varying[0]], run.scan.axis_values, metric)
+    passes = _SharpePasses(run, cells)
+    ann = streamed_summary(passes, bins=HISTOGRAM_BINS, first=run.scan.sharpe_ann_first)
+    if not passes.fed:  # no finite value: the summary took no pass of its own
+        for _ in passes():
+            pass
+    counts, edges = ann.histogram_counts, ann.histogram_edges
+    hm = heatmap(run, cells.result(), axes, how) if axes and cells is not None else None
+    profile = None
+    if hm is None and cells is not None:
+        line, (cut,) = cells.result()
+        profile = (varying[0], [plain(v) for v in line.index], line.to_numpy(), cut)
     first = run.complete_rows_at(best.grid_index[:1])["excess_sharpe_ann"]
     winner = float(first.iloc[0]) if len(first) and np.isfinite(first.iloc[0]) else None
     section = ResultsSection(

@@ -315,6 +315,40 @@ def merge(partials: Sequence[PassPartial]) -> PassPartial:
     )
 
 
+def first_pass_plan(bins: int = HISTOGRAM_BINS) -> PassPlan:
+    """The plan of a summary's first pass, for a caller that runs it in a pass of its own."""
+    return PassPlan(bins, moments=True, digit_groups=(_ROOT,))
+
+
+class FirstPass:
+    """A summary's first pass, fed a chunk at a time by a caller's own pass over the data.
+
+    Parameters
+    ----------
+    bins : int
+        Histogram bins (as :func:`streamed_summary` will be given).
+    batch : int
+        Partials merged together.
+    """
+
+    def __init__(self, bins: int = HISTOGRAM_BINS, batch: int = 64) -> None:
+        self._plan = first_pass_plan(bins)
+        self._total = reduce_chunk(np.empty(0), self._plan)
+        self._pending: list[PassPartial] = []
+        self._batch = batch
+
+    def add(self, chunk: NDArray[np.float64]) -> None:
+        """Take some values."""
+        self._pending.append(reduce_chunk(chunk, self._plan))
+        if len(self._pending) == self._batch:
+            self._total, self._pending = merge([self._total, *self._pending]), []
+
+    def result(self) -> PassPartial:
+        """The first pass over every value added."""
+        self._total, self._pending = merge([self._total, *self._pending]), []
+        return self._total
+
+
 def run_pass(chunks: Chunks, plan: PassPlan, batch: int = 64) -> PassPartial:
     """One pass in this process: reduce every chunk, merging every ``batch`` partials."""
     total = reduce_chunk(np.empty(0), plan)
@@ -393,6 +427,7 @@ def streamed_summary(
     bins: int = HISTOGRAM_BINS,
     levels: Sequence[float] = QUANTILE_LEVELS,
     max_candidates: int = MAX_CANDIDATES,
+    first: PassPartial | None = None,
 ) -> StreamedSummary:
     """Summarise the finite values of a column read as chunks, exactly, in a few passes.
 
@@ -406,6 +441,9 @@ def streamed_summary(
         Quantile levels in [0, 1].
     max_candidates : int
         Most values collected in one pass to settle the quantiles (memory bound).
+    first : PassPartial, optional
+        The first pass, already made over the same values (:class:`FirstPass`); the
+        passes here start from the second.
 
     Returns
     -------
@@ -438,8 +476,8 @@ def streamed_summary(
             f"streamed summary: bins must be >= 1 and levels in [0, 1]; got "
             f"bins={bins}, levels={list(levels)}"
         )
-    plan = PassPlan(bins, moments=True, digit_groups=(_ROOT,))
-    first = run_pass(chunks, plan)
+    plan = first_pass_plan(bins)
+    first = run_pass(chunks, plan) if first is None else first
     n = first.count
     if n == 0 or first.low is None or first.high is None:
         empty = np.empty(0)
