@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from stats._data_snooping import NO_CONFIG, NullSummary
-from stats._threshold_counts import TCounts, t_counts_of
+from stats._threshold_counts import TCounts, rejected_above, t_counts_of, tested_configs
 from stats._validation import input_error
 
 FloatArray = NDArray[np.float64]
@@ -230,15 +230,7 @@ def _checked(
 ) -> tuple[IntArray, FloatArray]:
     if not 0.0 < alpha < 1.0:
         raise input_error(f"alpha: expected a level in (0, 1), got {alpha!r}")
-    idx = np.asarray(grid_index, dtype=np.int64)
-    t = np.asarray(t_stat, dtype=np.float64)
-    if idx.shape != t.shape or idx.ndim != 1:
-        raise input_error(
-            f"grid_index, t_stat: expected two 1-D arrays of one length, got shapes "
-            f"{idx.shape} and {t.shape}"
-        )
-    ok = np.isfinite(t)
-    return idx[ok], t[ok]
+    return tested_configs(grid_index, t_stat)
 
 
 def _k_stepm(
@@ -267,11 +259,6 @@ def _k_stepm(
     # the first step's when nothing was called real.
     critical = threshold if count else last
     return KStepMResult(k, alpha, None, critical, steps, exact, all_subsets, count, threshold)
-
-
-def _with_rejected(res: KStepMResult, idx: IntArray, t: FloatArray) -> KStepMResult:
-    """The result with its ``rejected`` grid indices (the configs with ``t > threshold``)."""
-    return replace(res, rejected=np.sort(idx[t > res.threshold]))
 
 
 def k_stepm(
@@ -335,7 +322,7 @@ def k_stepm(
     idx, t = _checked(summary, grid_index, t_stat, alpha)
     counts = t_counts_of(summary, idx, t)
     res = _k_stepm(summary, counts, int(k), alpha, max_subsets, counts.entry_t(summary))
-    return _with_rejected(res, idx, t)
+    return replace(res, rejected=rejected_above(idx, t, res.threshold))
 
 
 def fdp_stepm(
@@ -387,7 +374,7 @@ def fdp_stepm(
         raise input_error(f"gamma: expected a proportion in (0, 1), got {gamma!r}")
     idx, t = _checked(summary, grid_index, t_stat, alpha)
     res = fdp_stepm_counted(summary, t_counts_of(summary, idx, t), gamma, alpha, max_subsets)
-    return replace(res, rejected=np.sort(idx[t > res.threshold]))
+    return replace(res, rejected=rejected_above(idx, t, res.threshold))
 
 
 def fdp_stepm_counted(

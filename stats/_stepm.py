@@ -21,7 +21,7 @@ from stats._data_snooping import (
     sweep_wide_pvalue,
 )
 from stats._generalized_error import allowed_exceedances, critical_value
-from stats._threshold_counts import TCounts, t_counts_of
+from stats._threshold_counts import TCounts, rejected_above, t_counts_of
 from stats._validation import input_error
 
 FloatArray = NDArray[np.float64]
@@ -220,7 +220,7 @@ def stepm(
     idx = np.asarray(grid_index, dtype=np.int64)
     t = np.asarray(t_stat, dtype=np.float64)
     res = stepm_counted(summary, t_counts_of(summary, idx, t), alpha)
-    rejected = np.sort(idx[np.isfinite(t) & (t > res.threshold)])
+    rejected = rejected_above(idx, t, res.threshold)
     return StepMResult(rejected, res.steps, res.exact, res.count, res.threshold)
 
 
@@ -317,7 +317,7 @@ def data_snooping_tests(
         summary, t_counts_of(summary, idx, t), sweep_extremes(idx, mean, t), n_obs, alpha
     )
     found = res.stepm
-    rejected = np.sort(idx[np.isfinite(t) & (t > found.threshold)])
+    rejected = rejected_above(idx, t, found.threshold)
     return DataSnoopingResult(
         res.reps,
         res.n_configs,

@@ -100,6 +100,31 @@ class TCounts:
         return out
 
 
+def tested_configs(grid_index: IntArray, t_stat: FloatArray) -> tuple[IntArray, FloatArray]:
+    """The grid indices and ``t`` of the configs with a finite ``t`` (the tested ones).
+
+    Raises
+    ------
+    StatsInputError
+        When the two are not 1-D arrays of one length.
+    """
+    idx = np.asarray(grid_index, dtype=np.int64)
+    t = np.asarray(t_stat, dtype=np.float64)
+    if idx.shape != t.shape or idx.ndim != 1:
+        raise input_error(
+            f"grid_index, t_stat: expected two 1-D arrays of one length, got shapes "
+            f"{idx.shape} and {t.shape}"
+        )
+    finite = np.isfinite(t)
+    return idx[finite], t[finite]
+
+
+def rejected_above(grid_index: IntArray, t_stat: FloatArray, threshold: float) -> IntArray:
+    """The grid indices, sorted, of the configs with ``t > threshold`` (NaN never is)."""
+    idx = np.asarray(grid_index, dtype=np.int64)
+    return np.sort(idx[np.asarray(t_stat, dtype=np.float64) > threshold])
+
+
 def t_counts_of(summary: NullSummary, grid_index: IntArray, t_stat: FloatArray) -> TCounts:
     """:class:`TCounts` of some configs (a part, or every config at once).
 
@@ -112,15 +137,7 @@ def t_counts_of(summary: NullSummary, grid_index: IntArray, t_stat: FloatArray) 
         The configs' grid positions and studentised statistics; a NaN or infinite ``t``
         (a constant series) is not counted.
     """
-    idx = np.asarray(grid_index, dtype=np.int64)
-    t = np.asarray(t_stat, dtype=np.float64)
-    if idx.shape != t.shape or idx.ndim != 1:
-        raise input_error(
-            f"grid_index, t_stat: expected two 1-D arrays of one length, got shapes "
-            f"{idx.shape} and {t.shape}"
-        )
-    finite = np.isfinite(t)
-    idx, t = idx[finite], t[finite]
+    idx, t = tested_configs(grid_index, t_stat)
     thresholds = critical_values(summary)
     counts = np.bincount(
         np.searchsorted(thresholds, t, side="left"), minlength=thresholds.size + 1

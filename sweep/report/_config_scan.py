@@ -13,12 +13,12 @@ are read in (ties are broken by ``config_id`` or by grid index, sums are exact):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from sweep.report._streamed_distribution import FirstPass, PassPartial, scaled_sum
@@ -429,10 +429,12 @@ class ScanReducer:
         self._failed += int(failed.sum())
         self._outside += int((mine & ((index < 0) | (index >= self._total))).sum())
         if failed.any():
-            messages = columns["error"].filter(pa.array(failed)).to_pylist()
-            for message in messages:
+            found = pc.value_counts(columns["error"].filter(pa.array(failed)))
+            for message, n in zip(
+                found.field("values").to_pylist(), found.field("counts").to_pylist(), strict=True
+            ):
                 key = "(no message)" if message is None else str(message)
-                self._errors[key] = self._errors.get(key, 0) + 1
+                self._errors[key] = self._errors.get(key, 0) + int(n)
         for param in self._params:
             values = columns[param].filter(pa.array(ok & mine)).unique().to_pylist()
             self._axes[param].update(v for v in values if v is not None and v == v)
@@ -465,8 +467,3 @@ class ScanReducer:
             axis_values={p: sorted(v) for p, v in self._axes.items()},
             sharpe_ann_first=self._sharpe_ann.result(),
         )
-
-
-def float_or_none(value: float | None) -> float | None:
-    """A float, or None for None and NaN."""
-    return None if value is None or math.isnan(value) else float(value)

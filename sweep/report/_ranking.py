@@ -467,8 +467,9 @@ def results_section(
     if hm is None and cells is not None:
         line, (cut,) = cells.result()
         profile = (varying[0], [plain(v) for v in line.index], line.to_numpy(), cut)
-    first = run.complete_rows_at(best.grid_index[:1])["excess_sharpe_ann"]
-    winner = float(first.iloc[0]) if len(first) and np.isfinite(first.iloc[0]) else None
+    first = shown if len(shown) else run.complete_rows_at(best.grid_index[:1])
+    ann_best = first[SHARPE_ANN]
+    winner = float(ann_best.iloc[0]) if len(ann_best) and np.isfinite(ann_best.iloc[0]) else None
     section = ResultsSection(
         sorted_by="excess_sharpe (over the benchmark), descending; ties by config_id",
         top=top,
