@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sweep.executors._part_tasks import cscv_split_chunk, returns_chunk
+from sweep.report._load import PartsRead, ReadPlan, read_part_group
 from sweep.store._part_audit import PartAudit, audit_parts
 
 
@@ -51,3 +52,9 @@ def returns_or_die_once(*args: Any) -> NDArray[np.float64]:
     *chunk, marker = args
     _die_once(marker)
     return returns_chunk(*chunk)
+
+
+def read_or_die_once(location: str, names: list[str], plan: ReadPlan, marker: str) -> PartsRead:
+    """:func:`read_part_group`, after a SIGKILL of this worker process on the first call."""
+    _die_once(marker)
+    return read_part_group(location, names, plan)

@@ -954,6 +954,7 @@ def report(
                 auditor=passes.audit,
                 pbo_splits=passes.pbo_splits,
                 recompute=passes.recompute,
+                mapper=passes.map_parts,
             )
         target = out_dir or default_out_dir(run_dir)
         check_output_folder(target, "--out")

@@ -36,6 +36,7 @@ from sweep.report._sections import (
 )
 from sweep.report._step_progress import Steps
 from sweep.store._part_audit import PartAuditor
+from sweep.store._part_mapper import PartMapper, map_here
 from sweep.store._run_store import utc_now
 
 REPORT_FORMAT = "raysweep-report-v1"
@@ -165,6 +166,7 @@ def build_report(
     auditor: PartAuditor | None = None,
     pbo_splits: SplitRunner = cscv_best_and_ranks,
     recompute: ReturnsRunner = config_returns_blocks,
+    mapper: PartMapper = map_here,
 ) -> Report:
     """Build the audit report of a run folder.
 
@@ -184,6 +186,10 @@ def build_report(
     recompute : ReturnsRunner, optional
         What recomputes the returns of the dimensionality sample: here by default, or Ray
         tasks (``sweep report --address``); the same series either way.
+    mapper : PartMapper, optional
+        Where the passes over the good parts run (the read into the reducers): here by
+        default, or as Ray tasks over groups of parts (``sweep report --address``); the
+        same reductions either way.
 
     Returns
     -------
@@ -195,7 +201,7 @@ def build_report(
     options = options or ReportOptions()
     with Steps(options.progress) as steps:
         with steps.step("read and verify the run folder"):
-            run = load_run(run_dir, auditor, scan_settings(options))
+            run = load_run(run_dir, auditor, scan_settings(options), mapper)
             identity = identity_section(run)
             integrity = integrity_section(run)
         with steps.step("execution telemetry"):

@@ -90,6 +90,11 @@ class RankReducer:
             np.asarray(metric, dtype=np.float64)[rows],
         )
 
+    def merge(self, other: RankReducer) -> None:
+        """Take the best configs ``other`` kept (the best of both, whatever the order)."""
+        best = other._best
+        self._merge(best.grid_index, np.asarray(best.config_id, dtype=str), best.metric)
+
     def _merge(
         self, grid_index: NDArray[np.int64], ids: NDArray[np.str_], metric: NDArray[np.float64]
     ) -> None:
@@ -157,6 +162,12 @@ class ExactMoments:
         high, low = _split(x)
         for product in (high * high, 2.0 * high * low, low * low):
             self._squares += scaled_sum(product)
+
+    def merge(self, other: ExactMoments) -> None:
+        """Take the values ``other`` was given (exact: the order of merging does not matter)."""
+        self.count += other.count
+        self._sum += other._sum
+        self._squares += other._squares
 
     def result(self) -> Moments:
         """The moments of every value added."""
@@ -233,6 +244,17 @@ class SampleReducer:
         self._keys.append(keys)
         self._index.append(index)
         self._held += int(keys.size)
+        if self._held > 2 * self._size:
+            self._cut()
+
+    def merge(self, other: SampleReducer) -> None:
+        """Take the candidates ``other`` kept (the same sample as one reducer given both)."""
+        self.population += other.population
+        self._keys += other._keys
+        self._index += other._index
+        self._held += other._held
+        if other._bound is not None:
+            self._bound = other._bound if self._bound is None else min(self._bound, other._bound)
         if self._held > 2 * self._size:
             self._cut()
 
@@ -447,6 +469,25 @@ class ScanReducer:
         self._pbo.add(index, counted)
         self._returns.add(index, counted)
         self._checked.add(index, mine & (index >= 0) & (index < self._total))
+
+    def merge(self, other: ScanReducer) -> None:
+        """Take what ``other`` was given (every figure is independent of the order of merging)."""
+        self._done += other._done
+        self._failed += other._failed
+        self._outside += other._outside
+        for message, n in other._errors.items():
+            self._errors[message] = self._errors.get(message, 0) + n
+        for param, values in other._axes.items():
+            self._axes[param].update(values)
+        self._ranked.merge(other._ranked)
+        self._sharpe.merge(other._sharpe)
+        for mine, theirs in (
+            (self._pbo, other._pbo),
+            (self._returns, other._returns),
+            (self._checked, other._checked),
+        ):
+            mine.merge(theirs)
+        self._sharpe_ann.merge(other._sharpe_ann)
 
     def result(self) -> ConfigScan:
         """What every part added gives."""

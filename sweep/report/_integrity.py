@@ -12,7 +12,6 @@ from sweep.report._sections import (
     SessionRow,
 )
 from sweep.store._null_summary import summary_digest
-from sweep.store._part_environment import environment_uses
 from sweep.store._record import SESSION_STATUSES, Manifest
 
 
@@ -95,7 +94,7 @@ def integrity_section(run: RunData) -> IntegritySection:
         session_endings={k: v for k, v in endings.items() if v},
         resumed=len(sessions) > 1,
         recheck=f"sweep verify {run.location}",
-        environments=environment_uses(run.store, checks),
+        environments=run.environments,
         reproduce=f"sweep reproduce {run.location}",
         table_hash_version=run.table_hash_version,
     )

@@ -1,25 +1,29 @@
 """Read a run folder once for the report: manifest, part checks, reductions, telemetry.
 
-The report holds nothing per config. One pass over the good parts, a part at a time, gives
-every figure it computes over all configs to reducers that keep a bounded state: the
-facts (:mod:`sweep.report._sweep_facts`), what the sweep-wide tests need
+The report holds nothing per config. One pass over the good parts gives every figure it
+computes over all configs to reducers that keep a bounded state: the facts
+(:mod:`sweep.report._sweep_facts`), what the sweep-wide tests need
 (:mod:`sweep.report._tested_configs`), the best configs, the moments of the selection
 metric, the counts of the integrity section, the grid axes' values and the report's samples
-(:mod:`sweep.report._config_scan`). The distribution of the Sharpe ratios and the heatmap
-take their own passes (:meth:`RunData.counted_parts`), and the few configs the report
-shows are read back from the part that holds each (:meth:`RunData.rows_at`). Every
-reduction is exact or breaks ties by ``config_id`` or grid index, so nothing depends on
-how the configs were batched. The v2 table hash is recomputed from the parts' rows one part
-at a time in the same pass that checks each part's bytes (the audits of ``sweep verify``,
-:mod:`sweep.store._part_audit`: here or as Ray tasks); a v1 folder's hash still reads every
-column (its recipe hashes the sorted table).
+(:mod:`sweep.report._config_scan`). The pass runs over groups of parts where the report's
+passes run (a :class:`sweep.executors._part_tasks.PartMapper`: here, one part at a time, or
+as Ray tasks), each group into its own reducers, which are merged here; every reducer merges
+exactly, so the result does not depend on the groups. The distribution of the Sharpe ratios
+and the heatmap take passes of their own the same way (:meth:`RunData.map_counted`), and
+the few configs the report shows are read back from the part that holds each
+(:meth:`RunData.rows_at`). Every reduction is exact or breaks ties by ``config_id`` or grid
+index, so nothing depends on how the configs were batched. The v2 table hash is recomputed
+from the parts' rows one part at a time in the same pass that checks each part's bytes (the
+audits of ``sweep verify``, :mod:`sweep.store._part_audit`: here or as Ray tasks); a v1
+folder's hash still reads every column (its recipe hashes the sorted table).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -47,9 +51,12 @@ from sweep.store._part_audit import (
     PartAudit,
     PartAuditor,
     audit_here,
+    audited_environments,
     audited_hash,
     merged_null_summary,
 )
+from sweep.store._part_environment import EnvironmentUse
+from sweep.store._part_mapper import PartMapper, map_here
 from sweep.store._record import Manifest
 from sweep.store._run_store import QUARANTINE, PartCheck, RunRecord, RunStore
 from sweep.store._table_hash import (
@@ -57,6 +64,8 @@ from sweep.store._table_hash import (
     canonical_order,
     hash_columns,
 )
+
+T = TypeVar("T")
 
 #: Telemetry rows are ordered by these columns (those present), so the report does not
 #: depend on the order the files are listed in.
@@ -109,6 +118,10 @@ class RunData:
     scan : ConfigScan
         The best configs, the moments of the selection metric and the report's samples,
         reduced as the parts are read.
+    mapper : PartMapper
+        Where passes over the good parts run (:meth:`map_counted`): here, or Ray tasks.
+    environments : tuple of EnvironmentUse
+        The environments that computed the good parts (from the footers the audits read).
     """
 
     location: str
@@ -127,6 +140,8 @@ class RunData:
     tested: TestedConfigs = field(default_factory=TestedConfigs)
     owned: dict[str, RangeSet] = field(default_factory=dict)
     scan: ConfigScan = field(default_factory=ConfigScan)
+    mapper: PartMapper = map_here
+    environments: tuple[EnvironmentUse, ...] = ()
 
     def rows_at(self, grid_index: NDArray[np.integer], columns: list[str]) -> pa.Table:
         """Some columns of the configs at some grid positions, read from the parts.
@@ -154,19 +169,13 @@ class RunData:
         table = pa.concat_tables(pieces)
         return table.take(pa.array(np.argsort(np.concatenate(where), kind="stable")))
 
-    def counted_parts(
-        self, columns: list[str]
-    ) -> Iterator[tuple[pa.Table, NDArray[np.bool_], NDArray[np.bool_]]]:
-        """Each good part's ``columns``, which rows finished ok, and which rows it counts.
+    def map_counted(self, body: Callable[..., T], args: tuple[Any, ...]) -> list[T]:
+        """``body(location, group, owned, *args)`` over groups of the good parts.
 
-        A config in two parts (a batch written twice, identical rows) is counted in the
-        first (:attr:`owned`). One part is read at a time.
+        Where the read pass ran (:attr:`mapper`: here, or Ray tasks); ``owned`` is
+        :attr:`owned`, for :func:`counted_rows`. The results are in the order of the groups.
         """
-        read = list(dict.fromkeys(["grid_index", "status", *columns]))
-        for name, owned in self.owned.items():
-            part = self.store.read_part_columns(name, read)
-            ok = pc.fill_null(pc.equal(part.column("status"), "ok"), False).to_numpy()
-            yield part, ok, owned.contains(part.column("grid_index").to_numpy())
+        return self.mapper(body, self.store, list(self.owned), (self.owned, *args))
 
     def block_statistics_at(
         self, grid_index: NDArray[np.integer]
@@ -201,14 +210,18 @@ class RunData:
     ) -> Iterator[tuple[pa.Table, NDArray[np.intp], NDArray[np.intp]]]:
         """Each part that owns some of ``wanted``: its ``columns``, which ones, their rows.
 
-        One read of each such part (``grid_index`` with the columns).
+        One read of each such part (``grid_index`` with the columns), in the parts' order;
+        which part owns each position is found in one search over every part's ranges.
         """
         read = list(dict.fromkeys(["grid_index", *columns]))
-        for name, owned in self.owned.items():
-            hit = np.flatnonzero(owned.contains(wanted))
-            if not hit.size:
-                continue
-            part = self.store.read_part_columns(name, read)
+        names = list(self.owned)
+        owner = owner_of(self.owned, wanted)
+        order = np.argsort(owner, kind="stable")
+        sorted_owner = owner[order]
+        starts = np.searchsorted(sorted_owner, np.arange(len(names) + 1))
+        for k in np.unique(sorted_owner[sorted_owner >= 0]):
+            hit = order[starts[k] : starts[k + 1]]
+            part = self.store.read_part_columns(names[k], read)
             index = part.column("grid_index").to_numpy()
             by_index = np.argsort(index, kind="stable")
             yield part, hit, by_index[np.searchsorted(index[by_index], wanted[hit])]
@@ -262,6 +275,43 @@ class RunData:
         return float(self.manifest.metric_options["periods_per_year"])
 
 
+def owner_of(owned: dict[str, RangeSet], positions: NDArray[np.int64]) -> NDArray[np.intp]:
+    """Which part counts each position: its rank in ``owned`` (-1: none).
+
+    The parts' owned ranges are disjoint (:func:`owned_positions`), so one sorted search
+    over all of them answers every position: ``O((P + R) log R)`` for ``P`` positions and
+    ``R`` ranges, not a search per part.
+    """
+    sets = list(owned.values())
+    starts = np.concatenate([np.zeros(0, dtype=np.int64), *(r.starts for r in sets)])
+    stops = np.concatenate([np.zeros(0, dtype=np.int64), *(r.stops for r in sets)])
+    part = np.repeat(np.arange(len(sets), dtype=np.intp), [r.n_ranges for r in sets])
+    if not starts.size:
+        return np.full(len(positions), -1, dtype=np.intp)
+    order = np.argsort(starts, kind="stable")
+    starts, stops, part = starts[order], stops[order], part[order]
+    at = np.searchsorted(starts, positions, side="right") - 1
+    clipped = np.maximum(at, 0)
+    inside = (at >= 0) & (positions < stops[clipped])
+    found: NDArray[np.intp] = np.where(inside, part[clipped], -1)
+    return found
+
+
+def counted_rows(
+    store: RunStore, names: list[str], owned: dict[str, RangeSet], columns: list[str]
+) -> Iterator[tuple[pa.Table, NDArray[np.bool_]]]:
+    """Each of some good parts' ``columns``, and which rows count: ok, and owned by the part.
+
+    A config in two parts (a batch written twice, identical rows) is counted in the first
+    (``owned``, :func:`owned_positions`). One part is read at a time.
+    """
+    read = list(dict.fromkeys(["grid_index", "status", *columns]))
+    for name in names:
+        part = store.read_part_columns(name, read)
+        ok = pc.fill_null(pc.equal(part.column("status"), "ok"), False).to_numpy()
+        yield part, ok & owned[name].contains(part.column("grid_index").to_numpy())
+
+
 def _v1_digest(store: RunStore, names: list[str]) -> str | None:
     """The v1 table hash of the good parts: every column read at once, in canonical order.
 
@@ -280,45 +330,113 @@ def _v1_digest(store: RunStore, names: list[str]) -> str | None:
     return hash_columns(len(order), taken())
 
 
-def _read_parts(
-    store: RunStore,
-    owned: dict[str, RangeSet],
-    present: set[str],
-    facts: FactsReducer,
-    tested: TestedReducer,
-    scan: ScanReducer,
-) -> int:
-    """Read the good parts once, a part at a time, into the reducers; the rows they hold.
+@dataclass
+class PartsRead:
+    """What one group of parts gives the report's reducers (:func:`read_part_group`).
 
-    Each part's rows that it counts (:func:`owned_positions`) are given to the reducers;
-    nothing is kept per config.
+    Attributes
+    ----------
+    rows : int
+        Rows of the parts (a repeated batch's rows included).
+    facts, tested, scan : FactsReducer, TestedReducer, ScanReducer
+        The reducers, fed the rows each part counts; merged in the driver.
     """
-    columns = list(dict.fromkeys([*REDUCED_COLUMNS, *TESTED_COLUMNS, *scan.columns]))
-    rows = 0
-    for name, mine_ranges in owned.items():
-        part = store.read_part_columns(name, [c for c in columns if c in present])
-        rows += part.num_rows
+
+    rows: int
+    facts: FactsReducer
+    tested: TestedReducer
+    scan: ScanReducer
+
+    def merge(self, other: PartsRead) -> None:
+        """Take another group's reductions (none depends on the order of merging)."""
+        self.rows += other.rows
+        self.facts.merge(other.facts)
+        self.tested.merge(other.tested)
+        self.scan.merge(other.scan)
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """What every group of the read pass needs: the same for each (travels with each task).
+
+    Attributes
+    ----------
+    owned : dict of str to RangeSet
+        The grid positions each good part counts (:func:`owned_positions`).
+    present : frozenset of str
+        The columns the parts hold.
+    settings : ScanSettings
+        Sizes of the best configs and samples.
+    total : int
+        Configs in the grid.
+    params : list of str
+        The grid's parameters.
+    null_summary : NullSummary or None
+        The merged null summary the configs' ``t`` are counted against.
+    """
+
+    owned: dict[str, RangeSet]
+    present: frozenset[str]
+    settings: ScanSettings
+    total: int
+    params: list[str]
+    null_summary: NullSummary | None
+
+    def reducers(self) -> PartsRead:
+        """Empty reducers of this plan."""
+        return PartsRead(
+            0,
+            FactsReducer(),
+            TestedReducer(self.null_summary),
+            ScanReducer(self.settings, self.total, self.params),
+        )
+
+
+def read_part_group(location: str, names: list[str], plan: ReadPlan) -> PartsRead:
+    """Read some good parts, a part at a time, into fresh reducers (a Ray task's body).
+
+    Each part's rows that it counts (``plan.owned``) are given to the reducers; nothing is
+    kept per config. The tested reducer comes back without the null summary.
+    """
+    store = RunStore(location)
+    read = plan.reducers()
+    scan_columns = read.scan.columns
+    columns = list(dict.fromkeys([*REDUCED_COLUMNS, *TESTED_COLUMNS, *scan_columns]))
+    for name in names:
+        part = store.read_part_columns(name, [c for c in columns if c in plan.present])
+        read.rows += part.num_rows
         index = part.column("grid_index").to_numpy()
-        mine = mine_ranges.contains(index)
+        mine = plan.owned[name].contains(index)
         ok = pc.fill_null(pc.equal(part.column("status"), "ok"), False).to_numpy()
-        if set(REDUCED_COLUMNS) <= present:
-            facts.add({c: part.column(c).to_numpy() for c in REDUCED_COLUMNS}, ok & mine, index)
-        if set(TESTED_COLUMNS) <= present:
-            tested.add(
+        if set(REDUCED_COLUMNS) <= plan.present:
+            read.facts.add(
+                {c: part.column(c).to_numpy() for c in REDUCED_COLUMNS}, ok & mine, index
+            )
+        if set(TESTED_COLUMNS) <= plan.present:
+            read.tested.add(
                 name,
                 {c: part.column(c).to_numpy() for c in TESTED_COLUMNS},
                 ok & mine,
                 part.column("config_id"),
             )
-        scan.add({c: part.column(c) for c in scan.columns}, ok, mine)
+        read.scan.add({c: part.column(c) for c in scan_columns}, ok, mine)
         del part
-    return rows
+    return replace(read, tested=read.tested.detached())
+
+
+def read_parts(mapper: PartMapper, store: RunStore, plan: ReadPlan) -> PartsRead:
+    """Every good part read into the reducers, where ``mapper`` runs the groups; merged here."""
+    total = plan.reducers()
+    for group in mapper(read_part_group, store, list(plan.owned), (plan,)):
+        total.merge(group)
+    return total
 
 
 def load_run(
     run_dir: str | os.PathLike[str],
     auditor: PartAuditor | None = None,
     settings: ScanSettings | None = None,
+    mapper: PartMapper | None = None,
 ) -> RunData:
     """Read a run folder for the report.
 
@@ -331,6 +449,10 @@ def load_run(
         here (the default) or as Ray tasks (``sweep.runner._pass_executor.PassExecutor``).
     settings : ScanSettings, optional
         How many best configs and sampled configs the read keeps (:class:`ConfigScan`).
+    mapper : PartMapper, optional
+        Where the pass that reads the good parts into the reducers runs: here (the
+        default, one part at a time) or as Ray tasks over groups of parts
+        (``PassExecutor.map_parts``); the reductions are merged here, the same either way.
 
     Returns
     -------
@@ -354,15 +476,22 @@ def load_run(
     # and dropped before the results are read, so the two never sit in memory together.
     v2_digest = audited_hash(store, good, manifest.total).digest if good and not v1 else None
     schemas = [a.schema for a in good if a.schema]
+    environments = audited_environments(good)
     null_summary = merged_null_summary(store, audits, passed) if good else None
     folds = merged_folds(schemas) if good else None
     del audits, good, schemas
     digest = v2_digest if not v1 else (_v1_digest(store, names) if names else None)
-    facts_reducer = FactsReducer()
-    reducer = TestedReducer(null_summary)
-    scanner = ScanReducer(settings or ScanSettings(), manifest.total, manifest.grid.param_names)
-    rows_in_parts = _read_parts(store, owned, set(all_columns), facts_reducer, reducer, scanner)
-    tested, scan = reducer.result(), scanner.result()
+    plan = ReadPlan(
+        owned,
+        frozenset(all_columns),
+        settings or ScanSettings(),
+        manifest.total,
+        manifest.grid.param_names,
+        null_summary,
+    )
+    read = read_parts(mapper or map_here, store, plan)
+    rows_in_parts = read.rows
+    tested, scan = read.tested.result(), read.scan.result()
     if null_summary is not None and scan.done < rows_in_parts:  # a repeated batch counts once
         null_summary = replace(null_summary, n_configs=tested.finite_p)
     pa.default_memory_pool().release_unused()  # the parts' buffers, freed but kept
@@ -386,10 +515,12 @@ def load_run(
         fold_summary=folds,
         table_hash_version=manifest.hash_version,
         columns=all_columns,
-        facts=facts_reducer.facts(),
+        facts=read.facts.facts(),
         tested=tested,
         owned=owned,
         scan=scan,
+        mapper=mapper or map_here,
+        environments=environments,
     )
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,8 +13,9 @@ import pandas as pd
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from sweep.common._range_set import RangeSet
 from sweep.errors import SweepError, close_matches
-from sweep.report._load import RunData
+from sweep.report._load import RunData, counted_rows
 from sweep.report._options import ReportOptions
 from sweep.report._sections import (
     Distribution,
@@ -25,7 +27,16 @@ from sweep.report._sections import (
     TopRow,
     Unavailable,
 )
-from sweep.report._streamed_distribution import StreamedSummary, streamed_summary
+from sweep.report._streamed_distribution import (
+    MERGE_BATCH,
+    PassPartial,
+    PassPlan,
+    StreamedSummary,
+    merge,
+    reduce_chunk,
+    streamed_summary,
+)
+from sweep.store._run_store import RunStore
 
 #: Metric columns shown for each top config.
 TOP_COLUMNS = (
@@ -250,6 +261,18 @@ class CellMaxima:
         np.fmax.at(self._best, cell[held], metric_values[held])
         self._seen[cell[held]] = True
 
+    def fresh(self) -> CellMaxima:
+        """An empty copy: the same axes and cells, no config added."""
+        empty = copy.copy(self)
+        empty._best = np.full_like(self._best, np.nan)
+        empty._seen = np.zeros_like(self._seen)
+        return empty
+
+    def merge(self, other: CellMaxima) -> None:
+        """Take the maxima of ``other`` (a :meth:`fresh` copy fed other configs)."""
+        np.fmax(self._best, other._best, out=self._best)
+        self._seen |= other._seen
+
     def result(self) -> tuple[pd.Series, list[AxisCells]]:
         """:func:`max_by` of every config added."""
         present = np.flatnonzero(self._seen)
@@ -303,27 +326,52 @@ def max_by(
     return maxima.result()
 
 
-class _SharpePasses:
-    """The ok configs' annualised excess Sharpe, a part at a time, for each pass over them.
+def sharpe_pass_group(
+    location: str,
+    names: list[str],
+    owned: dict[str, RangeSet],
+    plan: PassPlan,
+    cells: CellMaxima | None,
+) -> tuple[PassPartial, CellMaxima | None]:
+    """One pass of ``plan`` over the counted ok configs' annualised Sharpe ratios in some parts.
 
-    The first call also gives ``cells`` their columns from the same read of each part: a
-    part is opened once for both (its footer, which holds the null summary, dominates the
-    cost of a read when parts are many and small).
+    A Ray task's body (:meth:`RunData.map_counted`). With ``cells``, a :meth:`CellMaxima.fresh`
+    copy of it is fed the same rows' axes and metric in the same read (a part is opened once
+    for both: its footer dominates the cost of a read when parts are many and small).
+    """
+    store = RunStore(location)
+    mine = None if cells is None else cells.fresh()
+    columns = [SHARPE_ANN, *(mine.columns if mine is not None else [])]
+    partials = [reduce_chunk(np.empty(0), plan)]
+    for part, keep in counted_rows(store, names, owned, columns):
+        if mine is not None:
+            mask = pa.array(keep)
+            mine.add({c: part.column(c).filter(mask) for c in mine.columns})
+        ann = part.column(SHARPE_ANN).to_numpy().astype(np.float64, copy=False)[keep]
+        partials.append(reduce_chunk(ann, plan))
+        if len(partials) == MERGE_BATCH:
+            partials = [merge(partials)]
+    return merge(partials), mine
+
+
+class _SharpePasses:
+    """Each pass of the Sharpe distribution over the ok configs, where the run's passes run.
+
+    The first call also feeds ``cells`` from the same read of each part.
     """
 
     def __init__(self, run: RunData, cells: CellMaxima | None) -> None:
         self._run, self._cells = run, cells
         self.fed = cells is None
 
-    def __call__(self) -> Iterator[NDArray[np.float64]]:
-        extra = [] if self.fed or self._cells is None else self._cells.columns
-        for part, ok, mine in self._run.counted_parts([SHARPE_ANN, *extra]):
-            keep = ok & mine
-            if extra and self._cells is not None:
-                mask = pa.array(keep)
-                self._cells.add({c: part.column(c).filter(mask) for c in extra})
-            yield part.column(SHARPE_ANN).to_numpy().astype(np.float64, copy=False)[keep]
+    def __call__(self, plan: PassPlan) -> PassPartial:
+        template = None if self.fed else self._cells
+        found = self._run.map_counted(sharpe_pass_group, (plan, template))
         self.fed = True
+        for _, cells in found:
+            if cells is not None and self._cells is not None:
+                self._cells.merge(cells)
+        return merge([reduce_chunk(np.empty(0), plan), *(partial for partial, _ in found)])
 
 
 def heatmap(
@@ -457,10 +505,11 @@ def results_section(
     elif len(varying) == 1:
         cells = CellMaxima([varying[0]], run.scan.axis_values, metric)
     passes = _SharpePasses(run, cells)
-    ann = streamed_summary(passes, bins=HISTOGRAM_BINS, first=run.scan.sharpe_ann_first)
+    ann = streamed_summary(
+        None, bins=HISTOGRAM_BINS, first=run.scan.sharpe_ann_first, runner=passes
+    )
     if not passes.fed:  # no finite value: the summary took no pass of its own
-        for _ in passes():
-            pass
+        passes(PassPlan(HISTOGRAM_BINS))
     counts, edges = ann.histogram_counts, ann.histogram_edges
     hm = heatmap(run, cells.result(), axes, how) if axes and cells is not None else None
     profile = None

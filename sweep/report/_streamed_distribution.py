@@ -41,6 +41,7 @@ before ``0.0``, numpy's partition does not tell them apart.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -52,6 +53,9 @@ from sweep.errors import SweepError
 
 #: One pass over the column: each call yields its chunks again, the same each time.
 Chunks = Callable[[], Iterable[NDArray[np.float64]]]
+#: One pass of a plan over every chunk, wherever its caller runs it (here, or as tasks over
+#: the chunks merged with :func:`merge`).
+PassRunner = Callable[["PassPlan"], "PassPartial"]
 #: A set of values sharing the top ``depth`` bits of their keys: ``(depth, prefix)``.
 Group = tuple[int, int]
 
@@ -65,6 +69,8 @@ _SIGN = np.uint64(1 << 63)
 _FRACTION = np.uint64((1 << 52) - 1)
 _BLOCK = 1 << 26  # values per bincount, so that its float sums stay below 2**53
 _ROOT: Group = (0, 0)
+#: Partials of a pass merged together at once (a bound on what a pass holds).
+MERGE_BATCH = 64
 _CHANGED = "streamed summary: the chunks changed between passes (count or values differ)"
 
 
@@ -331,7 +337,7 @@ class FirstPass:
         Partials merged together.
     """
 
-    def __init__(self, bins: int = HISTOGRAM_BINS, batch: int = 64) -> None:
+    def __init__(self, bins: int = HISTOGRAM_BINS, batch: int = MERGE_BATCH) -> None:
         self._plan = first_pass_plan(bins)
         self._total = reduce_chunk(np.empty(0), self._plan)
         self._pending: list[PassPartial] = []
@@ -343,13 +349,19 @@ class FirstPass:
         if len(self._pending) == self._batch:
             self._total, self._pending = merge([self._total, *self._pending]), []
 
+    def merge(self, other: FirstPass) -> None:
+        """Take the values ``other`` was given (exact: the order of merging does not matter)."""
+        self._pending.append(other.result())
+        if len(self._pending) >= self._batch:
+            self._total, self._pending = merge([self._total, *self._pending]), []
+
     def result(self) -> PassPartial:
         """The first pass over every value added."""
         self._total, self._pending = merge([self._total, *self._pending]), []
         return self._total
 
 
-def run_pass(chunks: Chunks, plan: PassPlan, batch: int = 64) -> PassPartial:
+def run_pass(chunks: Chunks, plan: PassPlan, batch: int = MERGE_BATCH) -> PassPartial:
     """One pass in this process: reduce every chunk, merging every ``batch`` partials."""
     total = reduce_chunk(np.empty(0), plan)
     pending: list[PassPartial] = []
@@ -423,18 +435,20 @@ def _ratio(numerator: int, denominator: int) -> float:
 
 
 def streamed_summary(
-    chunks: Chunks,
+    chunks: Chunks | None,
     bins: int = HISTOGRAM_BINS,
     levels: Sequence[float] = QUANTILE_LEVELS,
     max_candidates: int = MAX_CANDIDATES,
     first: PassPartial | None = None,
+    runner: PassRunner | None = None,
 ) -> StreamedSummary:
     """Summarise the finite values of a column read as chunks, exactly, in a few passes.
 
     Parameters
     ----------
-    chunks : Chunks
+    chunks : Chunks or None
         Called once per pass; yields the same float64 arrays each time (any sizes, order).
+        None when ``runner`` is given.
     bins : int
         Histogram bins.
     levels : sequence of float
@@ -444,6 +458,9 @@ def streamed_summary(
     first : PassPartial, optional
         The first pass, already made over the same values (:class:`FirstPass`); the
         passes here start from the second.
+    runner : PassRunner, optional
+        Runs each pass over the values (its partials merged by :func:`merge`), for a caller
+        that spreads a pass over tasks; default: :func:`run_pass` over ``chunks`` here.
 
     Returns
     -------
@@ -476,8 +493,12 @@ def streamed_summary(
             f"streamed summary: bins must be >= 1 and levels in [0, 1]; got "
             f"bins={bins}, levels={list(levels)}"
         )
+    if runner is None:
+        if chunks is None:
+            raise SweepError("streamed summary: give chunks or a pass runner")
+        runner = functools.partial(run_pass, chunks)
     plan = first_pass_plan(bins)
-    first = run_pass(chunks, plan) if first is None else first
+    first = runner(plan) if first is None else first
     n = first.count
     if n == 0 or first.low is None or first.high is None:
         empty = np.empty(0)
@@ -493,7 +514,7 @@ def streamed_summary(
     second = None
     while second is None or any(t.depth < 64 for t in targets.values()):
         plan = _selection_plan(targets, plan, max_candidates)
-        found = run_pass(chunks, plan)
+        found = runner(plan)
         _advance(targets, plan, found)
         second = found if second is None else second
         plan = PassPlan(bins)

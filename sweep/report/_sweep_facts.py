@@ -99,6 +99,16 @@ class FactsReducer:
         self._live += int(live.sum())
         self._scaled_squares += scaled_sum(_null_sharpe_sq(n[live], omega[live], std[live]))
 
+    def merge(self, other: FactsReducer) -> None:
+        """Take what ``other`` was given (the facts do not depend on the order of merging)."""
+        self._scaled_squares += other._scaled_squares
+        self._live += other._live
+        self._constant += other._constant
+        if other._first is not None and (self._first is None or other._first[0] < self._first[0]):
+            self._first = other._first
+        if other._max_n_obs is not None:
+            self._max_n_obs = max(self._max_n_obs or other._max_n_obs, other._max_n_obs)
+
     def facts(self) -> SweepFacts:
         """The facts of every config added."""
         if self._first is None:

@@ -11,6 +11,7 @@ can hold one: each part's largest ``t`` and smallest p-value are kept to tell wh
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -142,6 +143,26 @@ class TestedReducer:
         pick = int(np.argmin(np.asarray(ids, dtype=str)))
         candidate = (-top, str(ids[pick]), int(index[tied[pick]]))
         self._best = candidate if self._best is None else min(self._best, candidate)
+
+    def merge(self, other: TestedReducer) -> None:
+        """Take what ``other`` was given (independent of the order of merging)."""
+        self._t += other._t
+        self._p += other._p
+        self._n += other._n
+        self._max_mean = max(self._max_mean, other._max_mean)
+        if other._best is not None:
+            self._best = other._best if self._best is None else min(self._best, other._best)
+        self._part_max_t.update(other._part_max_t)
+        self._part_min_p.update(other._part_min_p)
+
+    def detached(self) -> TestedReducer:
+        """A copy of the state without the null summary it counts against (cheap to ship back).
+
+        The result can be merged into a reducer that holds the summary, not added to.
+        """
+        state = copy.copy(self)
+        state._summary = None
+        return state
 
     def result(self) -> TestedConfigs:
         """What every part added gives."""

@@ -22,12 +22,13 @@ from sweep.executors._part_tasks import map_part_groups, worker_location
 from sweep.plan._eta import eta
 from sweep.runner._pass_executor import PassExecutor, part_auditor
 from sweep.store._null_summary import summary_digest
-from sweep.store._part_audit import PartAuditor, audited_hash, merged_null_summary
-from sweep.store._part_environment import (
-    EnvironmentUse,
-    environment_of,
-    group_environments,
+from sweep.store._part_audit import (
+    PartAuditor,
+    audited_environments,
+    audited_hash,
+    merged_null_summary,
 )
+from sweep.store._part_environment import EnvironmentUse
 from sweep.store._record import LockInfo, PartInfo, Session
 from sweep.store._results import results_hash, results_table
 from sweep.store._run_store import RunRecord, RunStore, read_run
@@ -340,9 +341,7 @@ def verify_run(
         total=total,
         table_hash=table_hash,
         null_summary_hash=summary_digest(summary) if summary is not None else None,
-        environments=group_environments(
-            (environment_of(a.schema), a.check.rows) for a in good_audits if a.schema is not None
-        ),
+        environments=audited_environments(good_audits),
         table_hash_version=version,
         digest_mismatches=mismatches,
     )

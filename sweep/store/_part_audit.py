@@ -29,6 +29,7 @@ from stats import NullSummary, merge_null_summaries
 from sweep.common._range_set import RangeSet
 from sweep.errors import RunFolderError
 from sweep.store._null_summary import MERGE_GROUP, SUMMARY_KEY, merged_summary, summary_of
+from sweep.store._part_environment import EnvironmentUse, environment_of, group_environments
 from sweep.store._parts_hash import PartsHash, combined_hash, part_rows
 from sweep.store._record import PartInfo
 from sweep.store._row_set_hash import PartDigest, digest_rows, stored_digest
@@ -168,6 +169,13 @@ def audit_parts(location: str, names: list[str], rehash: bool) -> list[PartAudit
     store = RunStore(location)
     store.load_manifest()
     return audit_here(store, names, rehash)
+
+
+def audited_environments(good: list[PartAudit]) -> tuple[EnvironmentUse, ...]:
+    """The environments that computed the good parts (from the footers their audits read)."""
+    return group_environments(
+        (environment_of(a.schema), a.check.rows) for a in good if a.schema is not None
+    )
 
 
 def audited_hash(store: RunStore, audits: list[PartAudit], total: int) -> PartsHash:

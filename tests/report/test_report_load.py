@@ -7,6 +7,7 @@ definition on random data split into parts in any order.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shutil
 from fractions import Fraction
@@ -20,7 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sweep import load_results, results_hash
+from sweep.common._range_set import RangeSet
 from sweep.engine._metrics import block_columns
+from sweep.executors._part_tasks import part_groups
 from sweep.report._config_scan import (
     ExactMoments,
     RankReducer,
@@ -28,7 +31,7 @@ from sweep.report._config_scan import (
     ScanSettings,
     sample_keys,
 )
-from sweep.report._load import load_run
+from sweep.report._load import RunData, load_run, owner_of
 from sweep.report._ranking import max_by
 from tests.sweep.test_hostile_folder_files import part_files, write_part
 
@@ -117,6 +120,62 @@ def test_a_repeated_batch_counts_once(runs, tmp_path):
     )
 
 
+def _equal(x, y) -> bool:
+    """Deep equality of records holding arrays (NaN equal to NaN, dtypes and shapes too)."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return type(x) is type(y) and _equal(dataclasses.asdict(x), dataclasses.asdict(y))
+    if isinstance(x, dict):
+        return isinstance(y, dict) and x.keys() == y.keys() and all(_equal(x[k], y[k]) for k in x)
+    if isinstance(x, list | tuple):
+        return type(x) is type(y) and len(x) == len(y) and all(map(_equal, x, y))
+    if isinstance(x, np.ndarray):
+        return (
+            isinstance(y, np.ndarray)
+            and x.dtype == y.dtype
+            and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
+        )
+    if isinstance(x, float) and isinstance(y, float):
+        return x == y or (math.isnan(x) and math.isnan(y))
+    return bool(type(x) is type(y) and x == y)
+
+
+def same_reductions(a: RunData, b: RunData) -> bool:
+    """Two reads of a folder reduced its rows to the same figures, samples and lists."""
+    return (
+        a.rows_in_parts == b.rows_in_parts
+        and _equal(a.facts, b.facts)
+        and _equal(a.scan, b.scan)
+        and _equal(a.tested, b.tested)
+        and _equal(a.null_summary, b.null_summary)
+    )
+
+
+def _in_groups(groups: int, reverse: bool = False):
+    """A part mapper running the groups here, one after another (results reversed if asked:
+    the merge must not depend on their order)."""
+
+    def mapper(body, store, names, args):
+        done = [body(store.location, group, *args) for group in part_groups(names, groups)]
+        return done[::-1] if reverse else done
+
+    return mapper
+
+
+@pytest.mark.parametrize("name", ["resumed", "failing", "repeated"])
+@pytest.mark.parametrize(("groups", "reverse"), [(2, False), (3, True), (1000, False)])
+def test_the_read_pass_in_groups_reduces_to_the_same_figures(runs, tmp_path, name, groups, reverse):
+    run_dir = runs.get(name)
+    if run_dir is None:  # a batch written twice: its rows count once, in the first part
+        run_dir = tmp_path / "run"
+        shutil.copytree(runs["complete"], run_dir)
+        write_part(run_dir, pq.read_table(part_files(run_dir)[1]).slice(2, 5))
+    settings = ScanSettings(top=4, pbo=9, returns=5, checked=3, seed=11)
+    whole = load_run(run_dir, settings=settings)
+    grouped = load_run(run_dir, settings=settings, mapper=_in_groups(groups, reverse))
+    assert len(whole.owned) > 1 and whole.scan.pbo.sampled
+    assert same_reductions(whole, grouped)
+
+
 def test_a_bad_part_leaves_its_rows_out(runs, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(runs["complete"], run_dir)
@@ -183,6 +242,26 @@ def test_the_reducers_do_not_depend_on_the_parts(seed, n, k):
     finite = metric[keep][np.isfinite(metric[keep])]
     if finite.size > 1:
         assert moments[0].variance == pytest.approx(np.var(finite, ddof=1), rel=1e-12, abs=1e-300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), parts=st.integers(0, 12), n=st.integers(1, 300))
+def test_the_owner_of_a_position_is_the_one_part_whose_ranges_hold_it(seed, parts, n):
+    rng = np.random.default_rng(seed)
+    sets = {
+        f"p{k:02d}": RangeSet.from_positions(rng.choice(n, size=rng.integers(0, n + 1)))
+        for k in range(parts)
+    }
+    owned = {name: ranges for name, ranges in sets.items()}
+    seen = RangeSet.empty()
+    for name, ranges in sets.items():  # disjoint, as owned_positions makes them
+        owned[name] = ranges.difference(seen)
+        seen = seen.union(ranges)
+    positions = rng.integers(-3, n + 3, size=200)
+    expected = np.full(positions.size, -1)
+    for k, ranges in enumerate(owned.values()):
+        expected[ranges.contains(positions)] = k
+    np.testing.assert_array_equal(owner_of(owned, positions), expected)
 
 
 def test_a_bottom_k_sample_is_uniform():

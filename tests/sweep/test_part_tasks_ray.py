@@ -27,7 +27,12 @@ from sweep.store._null_summary import summary_digest
 from sweep.store._part_audit import audit_part, merged_null_summary
 from sweep.store._run_store import RunStore
 from tests.helpers import small_spec_dict
-from tests.part_task_helpers import audit_or_die_once, returns_or_die_once, splits_or_die_once
+from tests.part_task_helpers import (
+    audit_or_die_once,
+    read_or_die_once,
+    returns_or_die_once,
+    splits_or_die_once,
+)
 
 pytestmark = pytest.mark.ray
 SWEEP = [sys.executable, "-m", "sweep"]
@@ -213,6 +218,32 @@ def test_a_worker_killed_mid_report_is_retried(run_dir, ray_local, tmp_path):
     here = build_report(run_dir, FAST)
     assert retried.to_json()["integrity"] == here.to_json()["integrity"]
     assert retried.data.results == here.data.results
+
+
+def test_the_read_pass_on_ray_reduces_to_the_in_process_figures(run_dir, ray_local):
+    from sweep.report._load import load_run
+    from tests.report.test_report_load import same_reductions
+
+    def on_ray(body, store, names, args):
+        return map_part_groups(body, worker_location(store), names, args, address=None)
+
+    assert same_reductions(load_run(run_dir, mapper=on_ray), load_run(run_dir))
+
+
+def test_a_worker_killed_mid_read_pass_is_retried(run_dir, ray_local, tmp_path):
+    from sweep.report._load import load_run
+    from tests.report.test_report_load import same_reductions
+
+    marker = tmp_path / "killed-once"
+
+    def dying(body, store, names, args):
+        return map_part_groups(
+            read_or_die_once, worker_location(store), names, (*args, str(marker)), address=None
+        )
+
+    retried = load_run(run_dir, mapper=dying)
+    assert marker.exists(), "no task killed its worker"
+    assert same_reductions(retried, load_run(run_dir))
 
 
 def test_a_report_driver_killed_mid_pass_reruns_to_the_same_report(run_dir, address, tmp_path):
