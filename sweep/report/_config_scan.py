@@ -280,6 +280,13 @@ class SampleReducer:
         self._cut()
         return np.sort(self._index[0])
 
+    def rule(self) -> SampleRule:
+        """Which configs of the population the sample holds, as a rule a pass can apply."""
+        self._cut()
+        keys = self._keys[0]
+        bound = int(keys.max()) if self.sampled and keys.size else None
+        return SampleRule(self._seed, self._stream, bound)
+
 
 def sample_text(size: int, population: int, what: str, seed: int, stream: int) -> str:
     """How a seeded sample was drawn, as the report says it."""
@@ -288,6 +295,34 @@ def sample_text(size: int, population: int, what: str, seed: int, stream: int) -
         f"smallest splitmix64 hashes of the grid index keyed by numpy "
         f"default_rng([{seed}, {stream}]): the same configs for any batching)"
     )
+
+
+@dataclass(frozen=True)
+class SampleRule:
+    """Which configs a seeded sample holds, in three numbers (a pass tests each config).
+
+    Attributes
+    ----------
+    seed, stream : int
+        The sample's :func:`sample_keys`.
+    bound : int or None
+        The largest key drawn: the sample is the population's configs with a key at most
+        this (keys are distinct); None: every config of the population.
+    """
+
+    seed: int = 0
+    stream: int = 0
+    bound: int | None = None
+
+    def holds(self, grid_index: NDArray[np.int64]) -> NDArray[np.bool_]:
+        """For each config of the population, whether the sample holds it."""
+        index = np.asarray(grid_index, dtype=np.int64)
+        if self.bound is None:
+            return np.ones(index.shape, dtype=bool)
+        held: NDArray[np.bool_] = sample_keys(index, self.seed, self.stream) <= np.uint64(
+            self.bound
+        )
+        return held
 
 
 @dataclass(frozen=True)
@@ -300,10 +335,13 @@ class Sample:
         The configs drawn, ascending.
     population : int
         The configs they were drawn from.
+    rule : SampleRule
+        Which configs of the population it holds, for a pass that reads them back.
     """
 
     grid_index: NDArray[np.int64]
     population: int
+    rule: SampleRule = field(default_factory=SampleRule)
 
     @property
     def sampled(self) -> bool:
@@ -493,7 +531,7 @@ class ScanReducer:
         """What every part added gives."""
 
         def sample(reducer: SampleReducer) -> Sample:
-            return Sample(reducer.result(), reducer.population)
+            return Sample(reducer.result(), reducer.population, reducer.rule())
 
         return ConfigScan(
             ranked=self._ranked.result(),

@@ -188,7 +188,7 @@ def _pbo(
     positions, sampled = run.scan.pbo.grid_index, run.scan.pbo.sampled
     if len(positions) < 2:
         return Unavailable(reason="needs at least 2 ok configs"), None
-    counts, sums, sums_sq = run.block_statistics_at(positions)
+    counts, sums, sums_sq = run.block_statistics_of(run.scan.pbo)
     s = run.manifest.run_key.pbo_blocks
     block_counts: NDArray[np.int64] = (
         np.full(s, counts[0], dtype=np.int64)

@@ -34,7 +34,8 @@ from numpy.typing import NDArray
 from stats import FoldSummary, NullSummary
 from sweep.common._range_set import RangeSet
 from sweep.engine._metrics import block_columns
-from sweep.report._config_scan import ConfigScan, ScanReducer, ScanSettings
+from sweep.errors import SweepError
+from sweep.report._config_scan import ConfigScan, Sample, SampleRule, ScanReducer, ScanSettings
 from sweep.report._options import ReportOptions
 from sweep.report._sweep_facts import REDUCED_COLUMNS, FactsReducer, SweepFacts
 from sweep.report._tested_configs import (
@@ -177,31 +178,43 @@ class RunData:
         """
         return self.mapper(body, self.store, list(self.owned), (self.owned, *args))
 
-    def block_statistics_at(
-        self, grid_index: NDArray[np.integer]
+    def block_statistics_of(
+        self, sample: Sample
     ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
-        """The PBO block counts, sums and sums of squares of the configs at some positions.
+        """The PBO block counts, sums and sums of squares of a sample of the ok configs.
 
-        They are not held (``2 S + 1`` columns, half the table at S = 16) and are read
-        from the parts that hold the configs when PBO needs them, each part's values
-        written straight into their place.
+        They are not held (``2 S + 1`` columns, half the table at S = 16): one pass over
+        the good parts (:meth:`map_counted`, here or as Ray tasks) reads each part's
+        counted ok configs the sample holds (its :class:`SampleRule`, three numbers, so
+        no list of configs travels), and their values are written into their place here.
 
         Returns
         -------
-        counts : ndarray of int64, shape (len(grid_index),)
-            Periods per block (``blk_n``).
-        sums, sums_sq : ndarray of float64, shape (len(grid_index), S)
+        counts : ndarray of int64, shape (n,)
+            Periods per block (``blk_n``), in the order of ``sample.grid_index``.
+        sums, sums_sq : ndarray of float64, shape (n, S)
+
+        Raises
+        ------
+        SweepError
+            The parts no longer hold the sample's configs (the folder changed).
         """
-        wanted = np.asarray(grid_index, dtype=np.int64)
+        wanted = sample.grid_index
         sums_cols, sq_cols = block_columns(self.manifest.run_key.pbo_blocks)
         counts = np.empty(len(wanted), dtype=np.int64)
         sums = np.empty((len(wanted), len(sums_cols)))
         sums_sq = np.empty((len(wanted), len(sq_cols)))
-        for part, hit, rows in self._rows_of(wanted, ["blk_n", *sums_cols, *sq_cols]):
-            counts[hit] = part.column("blk_n").to_numpy()[rows]
-            for out, group in ((sums, sums_cols), (sums_sq, sq_cols)):
-                for j, column in enumerate(group):
-                    out[hit, j] = part.column(column).to_numpy()[rows]
+        found = 0
+        groups = self.map_counted(block_statistics_group, (sample.rule, sums_cols, sq_cols))
+        for index, group_counts, group_sums, group_sq in groups:
+            at = np.searchsorted(wanted, index)
+            if index.size and (at.max() >= len(wanted) or (wanted[at] != index).any()):
+                raise SweepError(_FOLDER_CHANGED)
+            counts[at], sums[at], sums_sq[at] = group_counts, group_sums, group_sq
+            found += int(index.size)
+        del groups
+        if found != len(wanted):
+            raise SweepError(_FOLDER_CHANGED)
         pa.default_memory_pool().release_unused()
         return counts, sums, sums_sq
 
@@ -273,6 +286,54 @@ class RunData:
     def periods_per_year(self) -> float:
         """The spec's ``metrics.periods_per_year``."""
         return float(self.manifest.metric_options["periods_per_year"])
+
+
+#: A pass found other configs than the read before it.
+_FOLDER_CHANGED = "the run folder changed while the report read it: run sweep report again"
+
+
+def block_statistics_group(
+    location: str,
+    names: list[str],
+    owned: dict[str, RangeSet],
+    rule: SampleRule,
+    sums_cols: list[str],
+    sq_cols: list[str],
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+    """The block statistics of the counted ok configs of some parts that ``rule`` holds.
+
+    A Ray task's body (:meth:`RunData.block_statistics_of`): their grid indices, ``blk_n``
+    and the ``S`` block sums and sums of squares, one row per config.
+    """
+    store = RunStore(location)
+    pieces: list[tuple[NDArray[Any], ...]] = []
+    for part, keep in counted_rows(store, names, owned, ["blk_n", *sums_cols, *sq_cols]):
+        index = part.column("grid_index").to_numpy()
+        rows = np.flatnonzero(keep)
+        rows = rows[rule.holds(index[rows])]
+        pieces.append(
+            (
+                index[rows].astype(np.int64),
+                part.column("blk_n").to_numpy()[rows].astype(np.int64),
+                _rows_of_columns(part, sums_cols, rows),
+                _rows_of_columns(part, sq_cols, rows),
+            )
+        )
+    if not pieces:
+        empty = np.zeros((0, len(sums_cols)))
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), empty, empty.copy()
+    index, counts, sums, sums_sq = (np.concatenate(column) for column in zip(*pieces, strict=True))
+    return index, counts, sums, sums_sq
+
+
+def _rows_of_columns(
+    part: pa.Table, columns: list[str], rows: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """Some rows of some float columns as an array, shape ``(len(rows), len(columns))``."""
+    out = np.empty((len(rows), len(columns)))
+    for j, column in enumerate(columns):
+        out[:, j] = part.column(column).to_numpy()[rows]
+    return out
 
 
 def owner_of(owned: dict[str, RangeSet], positions: NDArray[np.int64]) -> NDArray[np.intp]:
