@@ -206,13 +206,17 @@ class RunData:
         sums_sq = np.empty((len(wanted), len(sq_cols)))
         found = 0
         groups = self.map_counted(block_statistics_group, (sample.rule, sums_cols, sq_cols))
-        for index, group_counts, group_sums, group_sq in groups:
-            at = np.searchsorted(wanted, index)
-            if index.size and (at.max() >= len(wanted) or (wanted[at] != index).any()):
-                raise SweepError(_FOLDER_CHANGED)
-            counts[at], sums[at], sums_sq[at] = group_counts, group_sums, group_sq
-            found += int(index.size)
-        del groups
+        groups.reverse()
+        while groups:  # each piece written into place and dropped: at most twice the output
+            pieces = groups.pop()
+            pieces.reverse()
+            while pieces:
+                index, part_counts, part_sums, part_sq = pieces.pop()
+                at = np.searchsorted(wanted, index)
+                if index.size and (at.max() >= len(wanted) or (wanted[at] != index).any()):
+                    raise SweepError(_FOLDER_CHANGED)
+                counts[at], sums[at], sums_sq[at] = part_counts, part_sums, part_sq
+                found += int(index.size)
         if found != len(wanted):
             raise SweepError(_FOLDER_CHANGED)
         pa.default_memory_pool().release_unused()
@@ -288,6 +292,9 @@ class RunData:
         return float(self.manifest.metric_options["periods_per_year"])
 
 
+#: One part's rows of a PBO sample: grid indices, ``blk_n``, block sums, sums of squares.
+BlockRows = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]
+
 #: A pass found other configs than the read before it.
 _FOLDER_CHANGED = "the run folder changed while the report read it: run sweep report again"
 
@@ -299,14 +306,15 @@ def block_statistics_group(
     rule: SampleRule,
     sums_cols: list[str],
     sq_cols: list[str],
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+) -> list[BlockRows]:
     """The block statistics of the counted ok configs of some parts that ``rule`` holds.
 
-    A Ray task's body (:meth:`RunData.block_statistics_of`): their grid indices, ``blk_n``
-    and the ``S`` block sums and sums of squares, one row per config.
+    A Ray task's body (:meth:`RunData.block_statistics_of`): per part, their grid indices,
+    ``blk_n`` and the ``S`` block sums and sums of squares, one row per config (left per
+    part, not concatenated: the caller writes each into place and drops it).
     """
     store = RunStore(location)
-    pieces: list[tuple[NDArray[Any], ...]] = []
+    pieces: list[BlockRows] = []
     for part, keep in counted_rows(store, names, owned, ["blk_n", *sums_cols, *sq_cols]):
         index = part.column("grid_index").to_numpy()
         rows = np.flatnonzero(keep)
@@ -319,11 +327,7 @@ def block_statistics_group(
                 _rows_of_columns(part, sq_cols, rows),
             )
         )
-    if not pieces:
-        empty = np.zeros((0, len(sums_cols)))
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), empty, empty.copy()
-    index, counts, sums, sums_sq = (np.concatenate(column) for column in zip(*pieces, strict=True))
-    return index, counts, sums, sums_sq
+    return pieces
 
 
 def _rows_of_columns(
