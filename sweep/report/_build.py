@@ -200,8 +200,8 @@ def build_report(
     """
     options = options or ReportOptions()
     with Steps(options.progress) as steps:
-        with steps.step("read and verify the run folder"):
-            run = load_run(run_dir, auditor, scan_settings(options), mapper)
+        run = load_run(run_dir, auditor, scan_settings(options), mapper, steps.step)
+        with steps.step("identity and integrity"):
             identity = identity_section(run)
             integrity = integrity_section(run)
         with steps.step("execution telemetry"):

@@ -20,8 +20,10 @@ folder's hash still reads every column (its recipe hashes the sorted table).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -67,6 +69,12 @@ from sweep.store._table_hash import (
 )
 
 T = TypeVar("T")
+
+#: Times a phase of :func:`load_run`: ``timed(name)`` is a context manager around it.
+Timer = Callable[[str], AbstractContextManager[None]]
+#: The phases of :func:`load_run`, as the report names its steps.
+CHECK_STEP = "read and verify the run folder"
+REDUCE_STEP = "reduce the results"
 
 #: Telemetry rows are ordered by these columns (those present), so the report does not
 #: depend on the order the files are listed in.
@@ -502,6 +510,7 @@ def load_run(
     auditor: PartAuditor | None = None,
     settings: ScanSettings | None = None,
     mapper: PartMapper | None = None,
+    timed: Timer | None = None,
 ) -> RunData:
     """Read a run folder for the report.
 
@@ -518,6 +527,10 @@ def load_run(
         Where the pass that reads the good parts into the reducers runs: here (the
         default, one part at a time) or as Ray tasks over groups of parts
         (``PassExecutor.map_parts``); the reductions are merged here, the same either way.
+    timed : callable, optional
+        Times the two phases, ``timed(name)`` a context manager around each (the report's
+        steps): :data:`CHECK_STEP` (the audits, the hash, the footers' summaries) and
+        :data:`REDUCE_STEP` (the pass into the reducers).
 
     Returns
     -------
@@ -525,11 +538,33 @@ def load_run(
         Results come only from parts whose bytes match their names; a bad part's configs
         count as not done.
     """
-    store = RunStore(run_dir)
-    manifest = store.load_manifest()
-    store.expectations()  # the manifest agrees with itself, or the folder is refused
+    timed = timed or _untimed
+    with timed(CHECK_STEP):
+        store = RunStore(run_dir)
+        manifest = store.load_manifest()
+        store.expectations()  # the manifest agrees with itself, or the folder is refused
+        checked = _checked(store, manifest, auditor or audit_here)
+    with timed(REDUCE_STEP):
+        return _reduced(str(run_dir), store, manifest, checked, settings, mapper or map_here)
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """What the audit pass gives :func:`load_run`'s reduction (the parts' footers dropped)."""
+
+    checks: list[PartCheck]
+    owned: dict[str, RangeSet]
+    columns: tuple[str, ...]
+    digest: str | None
+    environments: tuple[EnvironmentUse, ...]
+    null_summary: NullSummary | None
+    folds: FoldSummary | None
+
+
+def _checked(store: RunStore, manifest: Manifest, auditor: PartAuditor) -> _Checked:
+    """Audit every part, judge conflicts, hash the good parts, merge their footers' summaries."""
     v1 = manifest.hash_version == TABLE_HASH_V1
-    audits = (auditor or audit_here)(store, store.part_names(), not v1)
+    audits = auditor(store, store.part_names(), not v1)
     judged = store.judge_conflicts([(a.check, a.positions) for a in audits])
     checks = sorted(judged, key=lambda c: c.name)
     passed = {c.name for c in checks if c.ok}
@@ -546,21 +581,34 @@ def load_run(
     folds = merged_folds(schemas) if good else None
     del audits, good, schemas
     digest = v2_digest if not v1 else (_v1_digest(store, names) if names else None)
+    return _Checked(checks, owned, all_columns, digest, environments, null_summary, folds)
+
+
+def _reduced(
+    location: str,
+    store: RunStore,
+    manifest: Manifest,
+    checked: _Checked,
+    settings: ScanSettings | None,
+    mapper: PartMapper,
+) -> RunData:
+    """The good parts read into the reducers (where ``mapper`` runs), and the telemetry."""
+    null_summary = checked.null_summary
     plan = ReadPlan(
-        owned,
-        frozenset(all_columns),
+        checked.owned,
+        frozenset(checked.columns),
         settings or ScanSettings(),
         manifest.total,
         manifest.grid.param_names,
         null_summary,
     )
-    read = read_parts(mapper or map_here, store, plan)
+    read = read_parts(mapper, store, plan)
     rows_in_parts = read.rows
     tested, scan = read.tested.result(), read.scan.result()
     if null_summary is not None and scan.done < rows_in_parts:  # a repeated batch counts once
         null_summary = replace(null_summary, n_configs=tested.finite_p)
     pa.default_memory_pool().release_unused()  # the parts' buffers, freed but kept
-    telemetry_table = RunRecord(store, manifest, tuple(checks)).telemetry()
+    telemetry_table = RunRecord(store, manifest, tuple(checked.checks)).telemetry()
     telemetry = None
     if telemetry_table is not None and telemetry_table.num_rows:
         telemetry = telemetry_table.to_pandas()
@@ -568,25 +616,30 @@ def load_run(
         telemetry = telemetry.sort_values(order, kind="mergesort").reset_index(drop=True)
     quarantined = sorted(store.fs.listdir(store.fs.join(QUARANTINE)))
     return RunData(
-        location=str(run_dir),
+        location=location,
         store=store,
         manifest=manifest,
-        part_checks=checks,
-        table_hash=digest,
+        part_checks=checked.checks,
+        table_hash=checked.digest,
         telemetry=telemetry,
         quarantined=quarantined,
         null_summary=null_summary,
         rows_in_parts=rows_in_parts,
-        fold_summary=folds,
+        fold_summary=checked.folds,
         table_hash_version=manifest.hash_version,
-        columns=all_columns,
+        columns=checked.columns,
         facts=read.facts.facts(),
         tested=tested,
-        owned=owned,
+        owned=checked.owned,
         scan=scan,
-        mapper=mapper or map_here,
-        environments=environments,
+        mapper=mapper,
+        environments=checked.environments,
     )
+
+
+def _untimed(name: str) -> AbstractContextManager[None]:
+    """A :data:`Timer` that times nothing."""
+    return contextlib.nullcontext()
 
 
 def scan_settings(options: ReportOptions) -> ScanSettings:
