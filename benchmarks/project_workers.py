@@ -15,10 +15,14 @@ The model, stated so it can be checked:
 * Each report step's seconds are a line ``a + b N`` through the two largest sizes (PBO draws
   at most 10^6 configs and the dimensionality 10^4, so their lines come out flat beyond
   that; the read and the tests over every config grow with N).
-* With ``--address`` on W workers, the passes that run as Ray tasks (the integrity pass, PBO's
-  splits, the recomputed returns) take their in-process seconds divided by the USL speedup
+* With ``--address`` on W workers, the steps whose passes run as Ray tasks over groups of
+  parts or runs of rows (the pass into the reducers, the Sharpe distribution's passes, PBO's
+  block statistics and splits, the recomputed returns: :data:`ON_RAY`) and the integrity
+  pass take their in-process seconds divided by the USL speedup
   ``S(W) = W / (1 + sigma (W - 1) + kappa W (W - 1))``; the integrity pass's share of the
-  read step is ``sweep verify``'s time. Everything else stays in the driver.
+  read step is ``sweep verify``'s time. Everything else stays in the driver (the conflict
+  check, the merges of the groups' results, the tests from counts, telemetry, figures), and
+  is counted there whole, in-process seconds.
 * The sweep takes ``N b / S(W)`` plus one task overhead ``O`` per batch of ``--batch``
   configs spread over W workers: ``b`` is the run's own per-config cost (the fit of its
   tasks' service times in ``--run-report``'s report.json), ``O`` the amortization law's
@@ -51,8 +55,14 @@ from sweep.store._bench_results import (
     bench_from_json,
 )
 
-#: Report steps whose work runs as Ray tasks with ``sweep report --address``.
-ON_RAY = ("probability of backtest overfitting", "recompute returns")
+#: Report steps whose work runs as Ray tasks with ``sweep report --address`` (the driver
+#: merges what the tasks return).
+ON_RAY = (
+    "reduce the results",
+    "results",
+    "probability of backtest overfitting",
+    "recompute returns",
+)
 READ = "read and verify the run folder"
 WORKERS = (1, 2, 16, 64, 256)
 
@@ -236,10 +246,10 @@ def main() -> None:
             )
     lines += [
         "",
-        "The driver part (reading the held columns into place, the tests over every config, "
-        "the figures) does not shrink with W; the driver's memory grows with N (about "
-        f"{rss_fit[1] * 1e6:,.0f} MiB per 10^6 configs on the line above), so beyond this "
-        "machine's memory the report needs a larger driver, whatever W.",
+        "The driver part (the audit step beyond sweep verify's share: the conflict check and "
+        "the merges; the tests from counts, telemetry, the figures) does not shrink with W; "
+        "the driver's peak RSS is the line above (about "
+        f"{rss_fit[1] * 1e6:,.1f} MiB per 10^6 configs between the two largest sizes).",
     ]
     text = "\n".join(lines) + "\n"
     args.out.mkdir(parents=True, exist_ok=True)

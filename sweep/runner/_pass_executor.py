@@ -1,8 +1,10 @@
 """Where the passes after a sweep run: ``--executor auto|local|ray`` of ``verify`` and ``report``.
 
-A pass after a sweep does its per-part work (a part's checks and row digest) and the
-report's two heavy computations (PBO's splits, the recomputed returns) either here or as
-Ray tasks (:mod:`sweep.executors._part_tasks`); the output is the same either way.
+A pass after a sweep does its per-part work (a part's checks and row digest; the report's
+passes over the good parts: the read into its reducers, the Sharpe distribution's passes,
+PBO's block statistics) and the report's two heavy computations (PBO's splits, the
+recomputed returns) either here or as Ray tasks (:mod:`sweep.executors._part_tasks`); the
+output is the same either way.
 :class:`PassExecutor` is that choice for one pass:
 
 * ``ray``: on the cluster at ``address``, or on a local Ray cluster of ``workers`` CPUs
