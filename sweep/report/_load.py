@@ -178,13 +178,16 @@ class RunData:
         table = pa.concat_tables(pieces)
         return table.take(pa.array(np.argsort(np.concatenate(where), kind="stable")))
 
-    def map_counted(self, body: Callable[..., T], args: tuple[Any, ...]) -> list[T]:
-        """``body(location, group, owned, *args)`` over groups of the good parts.
+    def map_counted(
+        self, body: Callable[..., T], args: tuple[Any, ...], parts: list[str] | None = None
+    ) -> list[T]:
+        """``body(location, group, owned, *args)`` over groups of the good parts (or ``parts``).
 
         Where the read pass ran (:attr:`mapper`: here, or Ray tasks); ``owned`` is
         :attr:`owned`, for :func:`counted_rows`. The results are in the order of the groups.
         """
-        return self.mapper(body, self.store, list(self.owned), (self.owned, *args))
+        names = list(self.owned) if parts is None else parts
+        return self.mapper(body, self.store, names, (self.owned, *args))
 
     def block_statistics_of(
         self, sample: Sample
@@ -195,6 +198,8 @@ class RunData:
         the good parts (:meth:`map_counted`, here or as Ray tasks) reads each part's
         counted ok configs the sample holds (its :class:`SampleRule`, three numbers, so
         no list of configs travels), and their values are written into their place here.
+        The parts are taken in :data:`BLOCK_READ_WAVES` runs, so what comes back at once is
+        about that fraction of the sample, beside the result.
 
         Returns
         -------
@@ -213,18 +218,18 @@ class RunData:
         sums = np.empty((len(wanted), len(sums_cols)))
         sums_sq = np.empty((len(wanted), len(sq_cols)))
         found = 0
-        groups = self.map_counted(block_statistics_group, (sample.rule, sums_cols, sq_cols))
-        groups.reverse()
-        while groups:  # each piece written into place and dropped: at most twice the output
-            pieces = groups.pop()
-            pieces.reverse()
-            while pieces:
-                index, part_counts, part_sums, part_sq = pieces.pop()
-                at = np.searchsorted(wanted, index)
-                if index.size and (at.max() >= len(wanted) or (wanted[at] != index).any()):
-                    raise SweepError(_FOLDER_CHANGED)
-                counts[at], sums[at], sums_sq[at] = part_counts, part_sums, part_sq
-                found += int(index.size)
+        args = (sample.rule, sums_cols, sq_cols)
+        names = list(self.owned)
+        waves = min(BLOCK_READ_WAVES, len(names))
+        for wave in range(waves):  # what comes back at once: about 1 / waves of the sample
+            parts = names[len(names) * wave // waves : len(names) * (wave + 1) // waves]
+            for group in self.map_counted(block_statistics_group, args, parts):
+                for index, part_counts, part_sums, part_sq in group:
+                    at = np.searchsorted(wanted, index)
+                    if index.size and (at.max() >= len(wanted) or (wanted[at] != index).any()):
+                        raise SweepError(_FOLDER_CHANGED)
+                    counts[at], sums[at], sums_sq[at] = part_counts, part_sums, part_sq
+                    found += int(index.size)
         if found != len(wanted):
             raise SweepError(_FOLDER_CHANGED)
         pa.default_memory_pool().release_unused()
@@ -302,6 +307,10 @@ class RunData:
 
 #: One part's rows of a PBO sample: grid indices, ``blk_n``, block sums, sums of squares.
 BlockRows = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]
+
+#: Runs of parts PBO's block statistics are read in, one after another (a bound on what
+#: comes back at once beside the result).
+BLOCK_READ_WAVES = 8
 
 #: A pass found other configs than the read before it.
 _FOLDER_CHANGED = "the run folder changed while the report read it: run sweep report again"
