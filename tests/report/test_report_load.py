@@ -32,7 +32,7 @@ from sweep.report._config_scan import (
     sample_keys,
 )
 from sweep.report._load import RunData, load_run, owner_of
-from sweep.report._ranking import max_by
+from sweep.report._ranking import CellMaxima, max_by
 from tests.sweep.test_hostile_folder_files import part_files, write_part
 
 
@@ -315,6 +315,15 @@ def test_max_by_is_the_group_by_maximum_of_the_plain_values(data, n, a_values, b
         expect = frame.dropna(subset=keys).groupby(keys, sort=True)["m"].max()
         got, _ = max_by(_chunks(frame, rng, [*keys, "m"]), keys, values, "m")
         pd.testing.assert_series_equal(got, expect, check_names=False, check_index_type=False)
+        # Fresh copies fed groups of the chunks, merged in any order: the same maxima.
+        template = CellMaxima(keys, values, "m")
+        copies = [template.fresh() for _ in range(3)]
+        for k, chunk in enumerate(_chunks(frame, rng, [*keys, "m"])):
+            copies[k % 3].add(chunk)
+        for copy in reversed(copies):
+            template.merge(copy)
+        merged, _ = template.result()
+        pd.testing.assert_series_equal(merged, got)
 
 
 @settings(max_examples=100, deadline=None)
@@ -351,3 +360,19 @@ def test_an_axis_with_more_values_than_cells_is_cut_into_runs_of_consecutive_val
         assert cut.last.tolist() == [
             max(v for v in present if cell_of[v] == c) for c in range(cells)
         ]
+
+
+@pytest.mark.parametrize("name", ["resumed", "failing"])
+def test_a_report_from_passes_over_groups_merged_in_any_order_is_the_same(runs, name):
+    from sweep.report import build_report
+    from tests.report.conftest import FAST
+
+    def doc(report):
+        out = report.to_json()
+        out.pop("generated")
+        return out
+
+    here = build_report(runs[name], FAST)
+    grouped = build_report(runs[name], FAST, mapper=_in_groups(3, reverse=True))
+    assert doc(grouped) == doc(here)
+    assert grouped.figures == here.figures  # the PNG bytes
