@@ -16,9 +16,10 @@ output is the same either way.
   the rule of ``sweep run --executor auto`` with a part as the unit). A local cluster that
   cannot start leaves the pass here, and the choice says so. The report's PBO splits and
   recomputed returns stay here under ``auto``: a local cluster has this machine's CPUs, which
-  the compiled CSCV kernel already uses, and on the 2-core development machine both steps
-  were slower as Ray tasks at 10^7 configs (README, "Very large sweeps"); they run on Ray
-  with ``--address`` or ``--executor ray``.
+  the compiled CSCV kernel already uses, and on the 2-core development machine they gained
+  nothing as Ray tasks at 10^7 configs (README, "Very large sweeps"); they run on Ray with
+  ``--address`` or ``--executor ray``. The report's passes over the parts (``map_parts``)
+  follow the choice.
 
 The choice (:attr:`PassExecutor.choice`) is shown on screen, not written into the report, so
 the report's bytes do not depend on where it was made.
