@@ -6,7 +6,7 @@ computes over all configs to reducers that keep a bounded state: the facts
 (:mod:`sweep.report._tested_configs`), the best configs, the moments of the selection
 metric, the counts of the integrity section, the grid axes' values and the report's samples
 (:mod:`sweep.report._config_scan`). The pass runs over groups of parts where the report's
-passes run (a :class:`sweep.executors._part_tasks.PartMapper`: here, one part at a time, or
+passes run (a :class:`sweep.store._part_mapper.PartMapper`: here, one part at a time, or
 as Ray tasks), each group into its own reducers, which are merged here; every reducer merges
 exactly, so the result does not depend on the groups. The distribution of the Sharpe ratios
 and the heatmap take passes of their own the same way (:meth:`RunData.map_counted`), and
@@ -30,7 +30,6 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from stats import FoldSummary, NullSummary
@@ -48,6 +47,7 @@ from sweep.report._tested_configs import (
     TestedConfigs,
     TestedReducer,
     listed_rows,
+    ok_rows,
 )
 from sweep.store._fold_summary import merged_folds
 from sweep.store._part_audit import (
@@ -390,7 +390,7 @@ def counted_rows(
     read = list(dict.fromkeys(["grid_index", "status", *columns]))
     for name in names:
         part = store.read_part_columns(name, read)
-        ok = pc.fill_null(pc.equal(part.column("status"), "ok"), False).to_numpy()
+        ok = ok_rows(part)
         yield part, ok & owned[name].contains(part.column("grid_index").to_numpy())
 
 
@@ -489,7 +489,7 @@ def read_part_group(location: str, names: list[str], plan: ReadPlan) -> PartsRea
         read.rows += part.num_rows
         index = part.column("grid_index").to_numpy()
         mine = plan.owned[name].contains(index)
-        ok = pc.fill_null(pc.equal(part.column("status"), "ok"), False).to_numpy()
+        ok = ok_rows(part)
         if set(REDUCED_COLUMNS) <= plan.present:
             read.facts.add(
                 {c: part.column(c).to_numpy() for c in REDUCED_COLUMNS}, ok & mine, index

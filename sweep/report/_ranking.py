@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +28,12 @@ from sweep.report._sections import (
     Unavailable,
 )
 from sweep.report._streamed_distribution import (
-    MERGE_BATCH,
     PassPartial,
     PassPlan,
     StreamedSummary,
     merge,
     reduce_chunk,
+    run_pass,
     streamed_summary,
 )
 from sweep.store._run_store import RunStore
@@ -342,16 +342,15 @@ def sharpe_pass_group(
     store = RunStore(location)
     mine = None if cells is None else cells.fresh()
     columns = [SHARPE_ANN, *(mine.columns if mine is not None else [])]
-    partials = [reduce_chunk(np.empty(0), plan)]
-    for part, keep in counted_rows(store, names, owned, columns):
-        if mine is not None:
-            mask = pa.array(keep)
-            mine.add({c: part.column(c).filter(mask) for c in mine.columns})
-        ann = part.column(SHARPE_ANN).to_numpy().astype(np.float64, copy=False)[keep]
-        partials.append(reduce_chunk(ann, plan))
-        if len(partials) == MERGE_BATCH:
-            partials = [merge(partials)]
-    return merge(partials), mine
+
+    def chunks() -> Iterator[NDArray[np.float64]]:
+        for part, keep in counted_rows(store, names, owned, columns):
+            if mine is not None:
+                mask = pa.array(keep)
+                mine.add({c: part.column(c).filter(mask) for c in mine.columns})
+            yield part.column(SHARPE_ANN).to_numpy().astype(np.float64, copy=False)[keep]
+
+    return run_pass(chunks, plan), mine
 
 
 class _SharpePasses:

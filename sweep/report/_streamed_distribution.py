@@ -347,13 +347,14 @@ class FirstPass:
 
     def add(self, chunk: NDArray[np.float64]) -> None:
         """Take some values."""
-        self._pending.append(reduce_chunk(chunk, self._plan))
-        if len(self._pending) == self._batch:
-            self._total, self._pending = merge([self._total, *self._pending]), []
+        self._take(reduce_chunk(chunk, self._plan))
 
     def merge(self, other: FirstPass) -> None:
         """Take the values ``other`` was given (exact: the order of merging does not matter)."""
-        self._pending.append(other.result())
+        self._take(other.result())
+
+    def _take(self, partial: PassPartial) -> None:
+        self._pending.append(partial)
         if len(self._pending) >= self._batch:
             self._total, self._pending = merge([self._total, *self._pending]), []
 

@@ -107,7 +107,8 @@ class FactsReducer:
         if other._first is not None and (self._first is None or other._first[0] < self._first[0]):
             self._first = other._first
         if other._max_n_obs is not None:
-            self._max_n_obs = max(self._max_n_obs or other._max_n_obs, other._max_n_obs)
+            most = other._max_n_obs
+            self._max_n_obs = most if self._max_n_obs is None else max(self._max_n_obs, most)
 
     def facts(self) -> SweepFacts:
         """The facts of every config added."""

@@ -229,8 +229,7 @@ def listed_rows(
     pieces = []
     for name in parts:
         table = store.read_part_columns(name, read)
-        ok = pc.fill_null(pc.equal(table.column("status"), "ok"), False).to_numpy()
-        keep = ok & where(table)
+        keep = ok_rows(table) & where(table)
         if keep.any():
             piece = table.filter(pa.array(keep)).replace_schema_metadata(None)
             pieces.append(piece.take(pc.sort_indices(piece, keys)[:most]))
@@ -244,6 +243,12 @@ def listed_rows(
     first[1:] = ids[1:] != ids[:-1]
     rows = rows.filter(pa.array(first))
     return rows.take(pc.sort_indices(rows, keys)[:most]).select(["config_id", *columns])
+
+
+def ok_rows(table: pa.Table) -> NDArray[np.bool_]:
+    """Which rows of a part's table finished with status ok (a null status is not ok)."""
+    ok: NDArray[np.bool_] = pc.fill_null(pc.equal(table.column("status"), "ok"), False).to_numpy()
+    return ok
 
 
 def column_above(column: str, value: float) -> RowTest:

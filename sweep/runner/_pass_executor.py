@@ -49,6 +49,7 @@ from sweep.executors._ray import init_ray
 from sweep.plan._auto import choose_pass_executor, local_workers
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._part_audit import PartAudit, PartAuditor, audit_here, audit_parts
+from sweep.store._part_mapper import map_here
 from sweep.store._record import ExecutorChoice
 from sweep.store._run_store import RunStore
 
@@ -157,7 +158,7 @@ class PassExecutor:
         rest = list(names[len(done) :])
         if rest and self.on_ray and self._ray_ready():
             return done + map_part_groups(body, worker_location(store), rest, args, address=None)
-        return [*done, body(store.location, rest, *args)] if rest else done
+        return [*done, *map_here(body, store, rest, args)]
 
     def audit(self, store: RunStore, names: list[str], rehash: bool) -> list[PartAudit]:
         """A :data:`sweep.store._part_audit.PartAuditor`: the audits of ``names``, in order."""
