@@ -198,13 +198,14 @@ def config_stream(root_seed: int, config_id_hex: str, stream: int) -> np.random.
     return np.random.SeedSequence(entropy=root_seed, spawn_key=(*_words(config_id_hex), stream))
 
 
-def _encoded_column(values: Sequence[object] | NDArray[Any]) -> list[bytes]:
-    """Each value's JSON-encoded type tag as UTF-8 bytes, encoding every distinct value once.
+def _distinct(
+    values: Sequence[object] | NDArray[Any],
+) -> tuple[Sequence[object] | NDArray[Any], NDArray[np.intp]]:
+    """A column as its distinct values and each row's position among them.
 
     A numeric numpy column is reduced to its distinct *bit patterns* (so ``-0.0`` and
-    ``0.0``, or two NaN payloads, stay apart exactly as :func:`_tag` keeps them), each is
-    encoded by :func:`_tag` and the pieces are gathered back; any other sequence is encoded
-    value by value. Either way a value's bytes are those of ``json.dumps(_tag(value))``.
+    ``0.0``, or two NaN payloads, stay apart exactly as :func:`_tag` keeps them); any other
+    sequence is kept as it is, one value per row.
     """
     if isinstance(values, np.ndarray) and values.dtype.kind in "biuf" and values.ndim == 1:
         column = values
@@ -214,9 +215,59 @@ def _encoded_column(values: Sequence[object] | NDArray[Any]) -> list[bytes]:
         else:
             keys = column
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        pieces = [json.dumps(_tag(column[i].item()), ensure_ascii=False).encode() for i in first]
-        return [pieces[k] for k in inverse.reshape(-1).tolist()]
-    return [s.encode() for s in _encoded(values)]
+        return column[first], inverse.reshape(-1)
+    return values, np.arange(len(values), dtype=np.intp)
+
+
+class ConfigIdTable:
+    """Config ids of configs whose parameter values come from fixed lists (a grid's axes).
+
+    Every listed value is tag-encoded (:func:`_tag`, wrapped in the fixed pieces of
+    :func:`_pieces`) once, when the table is built; a config then costs one gather per
+    parameter, one byte join and one sha256 (:meth:`ids`). The bytes hashed are exactly
+    :func:`canonical_config_bytes` of the config, so the ids are :func:`config_id`'s.
+
+    Parameters
+    ----------
+    strategy : str
+        Strategy name.
+    version : str
+        Strategy version.
+    values : mapping of str to sequence or ndarray
+        Each parameter's possible values.
+    """
+
+    def __init__(
+        self, strategy: str, version: str, values: Mapping[str, Sequence[object] | NDArray[Any]]
+    ) -> None:
+        self._names = sorted(values)
+        head, keys, tail = _pieces(strategy, version, self._names)
+        last = len(self._names) - 1
+        self._pieces: dict[str, NDArray[np.object_]] = {}
+        for i, (key, name) in enumerate(zip(keys, self._names, strict=True)):
+            before, after = (head if i == 0 else b"") + key, tail if i == last else b""
+            pieces = np.empty(len(values[name]), dtype=object)
+            pieces[:] = [before + text.encode() + after for text in _encoded(values[name])]
+            self._pieces[name] = pieces
+
+    def ids(self, codes: Mapping[str, NDArray[np.integer]]) -> list[str]:
+        """The ids of the configs that take value ``codes[name][k]`` of each parameter.
+
+        Parameters
+        ----------
+        codes : mapping of str to ndarray of int
+            Aligned positions in each parameter's values, one array per parameter.
+
+        Returns
+        -------
+        list of str
+            One id (32 hex digits) per config.
+        """
+        if not self._names:
+            return []
+        columns = [self._pieces[name][codes[name]].tolist() for name in self._names]
+        sha = hashlib.sha256
+        return [sha(b",".join(values)).hexdigest()[:32] for values in zip(*columns, strict=True)]
 
 
 def config_ids(
@@ -240,17 +291,10 @@ def config_ids(
 
     Notes
     -----
-    Vectorised: each column's distinct values are tag-encoded once
-    (:func:`_encoded_column`), the fixed pieces of :func:`_encoder` (name keys, strategy,
-    version) are encoded once, and a config costs one byte join and one sha256. The bytes
-    hashed are exactly :func:`canonical_config_bytes` of the config.
+    Vectorised: each column's distinct values are tag-encoded once (a
+    :class:`ConfigIdTable` of them), and a config costs one byte join and one sha256. The
+    bytes hashed are exactly :func:`canonical_config_bytes` of the config.
     """
-    names = sorted(params)
-    head, keys, tail = _pieces(strategy, version, names)
-    pairs = zip(keys, names, strict=True)
-    columns = [[key + v for v in _encoded_column(params[n])] for key, n in pairs]
-    sha = hashlib.sha256
-    return [
-        sha(head + b",".join(values) + tail).digest()[:16].hex()
-        for values in zip(*columns, strict=True)
-    ]
+    distinct = {name: _distinct(column) for name, column in params.items()}
+    table = ConfigIdTable(strategy, version, {name: d[0] for name, d in distinct.items()})
+    return table.ids({name: d[1] for name, d in distinct.items()})

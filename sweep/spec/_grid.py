@@ -35,6 +35,9 @@ MAX_GRID_SIZE = 1 << 53
 #: configs evaluates the constraints at every product position once (one int64 count per
 #: block of 65,536 positions is kept), so the count stays within minutes.
 MAX_CONSTRAINED_PRODUCT = 1 << 30
+#: Most axis values (all axes together) a grid's description lists, so that a run folder's
+#: manifest rebuilds the grid (:meth:`Grid.from_description`) and stays small (a few MB).
+MAX_DESCRIBED_VALUES = 1 << 17
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 RESERVED_KEYS = ("where", "zip")
 #: A grid parameter's value (one config's, as a Python scalar).
@@ -83,16 +86,23 @@ class Axis:
     def __len__(self) -> int:
         return int(self.values.shape[0])
 
-    def describe(self) -> JSONObject:
-        """Return a JSON-ready description (name, dtype, size, first and last value)."""
+    def describe(self, *, with_values: bool = False) -> JSONObject:
+        """Return a JSON-ready description (name, dtype, size, first and last value).
+
+        With ``with_values`` the description also lists every value (``values``), exactly:
+        JSON writes a finite float as its shortest repr, which reads back to the same bits.
+        """
         first, last = self.values[0].item(), self.values[-1].item()
-        return {
+        doc: JSONObject = {
             "name": self.name,
             "dtype": str(self.values.dtype),
             "size": len(self),
             "first": first,
             "last": last,
         }
+        if with_values:
+            doc["values"] = self.values.tolist()
+        return doc
 
 
 def axis_from_definition(name: str, definition: Any) -> Axis:
@@ -410,6 +420,42 @@ class Grid:
             raise GridError(f"grid.where: expected a list of strings, got {where!r}")
         return cls(axes, zip_groups, where)
 
+    @classmethod
+    def from_description(cls, description: Mapping[str, Any]) -> Grid | None:
+        """Rebuild the grid that :meth:`describe` described.
+
+        Parameters
+        ----------
+        description : mapping
+            What :meth:`describe` returned (as JSON read back).
+
+        Returns
+        -------
+        Grid or None
+            The grid: the same axes (names, dtypes and values), zip groups and constraints,
+            so the same config at every position. None when an axis lists no ``values`` (a
+            grid of more than :data:`MAX_DESCRIBED_VALUES` values, or a description written
+            before the values were recorded).
+
+        Raises
+        ------
+        GridError
+            The description is not one of a valid grid.
+        """
+        axes = description.get("axes")
+        if not isinstance(axes, list) or not all(isinstance(a, Mapping) for a in axes):
+            raise GridError(f"grid: expected a list of axes, got {axes!r}")
+        if not axes or any("values" not in a for a in axes):
+            return None
+        try:
+            built = [
+                Axis(str(a["name"]), np.array(a["values"], dtype=np.dtype(str(a["dtype"]))))
+                for a in axes
+            ]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GridError(f"grid: an axis's name, dtype or values are not usable: {exc}") from exc
+        return cls(built, description.get("zip", []), description.get("where", []))
+
     @property
     def names(self) -> tuple[str, ...]:
         """Parameter names in declaration order."""
@@ -459,7 +505,12 @@ class Grid:
         return flat
 
     def _decode(self, flat: NDArray[np.int64]) -> dict[str, NDArray[Any]]:
-        out: dict[str, NDArray[Any]] = {}
+        codes = self._digits(flat)
+        return {a.name: a.values[codes[a.name]] for a in self.axes}
+
+    def _digits(self, flat: NDArray[np.int64]) -> dict[str, NDArray[np.int64]]:
+        """Each axis's value position at the product positions ``flat`` (mixed radix)."""
+        out: dict[str, NDArray[np.int64]] = {}
         rest = flat.copy()
         digits: list[NDArray[np.int64]] = []
         for radix in reversed(self.radices):
@@ -468,7 +519,7 @@ class Grid:
         digits.reverse()
         for dim, digit in zip(self.dims, digits, strict=True):
             for a in dim:
-                out[a.name] = a.values[digit]
+                out[a.name] = digit
         return {a.name: out[a.name] for a in self.axes}
 
     # --- public indexing ----------------------------------------------------------------
@@ -485,11 +536,33 @@ class Grid:
         dict of str to ndarray
             One array per parameter, aligned with ``indices``.
         """
+        return self._decode(self._flat_positions(self._checked_indices(indices)))
+
+    def codes_at(
+        self, indices: Sequence[int] | NDArray[np.integer]
+    ) -> dict[str, NDArray[np.int64]]:
+        """Return where in each axis's values the configs at ``indices`` take theirs.
+
+        ``params_at(indices)[name]`` is ``axis(name).values[codes_at(indices)[name]]``.
+
+        Parameters
+        ----------
+        indices : array_like of int
+            Positions in canonical order, ``0 <= i < len(grid)``.
+
+        Returns
+        -------
+        dict of str to ndarray of int64
+            One array of value positions per parameter, aligned with ``indices``.
+        """
+        return self._digits(self._flat_positions(self._checked_indices(indices)))
+
+    def _checked_indices(self, indices: Sequence[int] | NDArray[np.integer]) -> NDArray[np.int64]:
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         n = len(self)
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise IndexError(f"grid index out of range 0..{n - 1}")
-        return self._decode(self._flat_positions(idx))
+        return idx
 
     def __getitem__(self, index: int) -> dict[str, ParamValue]:
         """Return one config as a dict of Python scalars."""
@@ -515,11 +588,16 @@ class Grid:
             yield np.arange(lo, min(lo + size, n), dtype=np.int64)
 
     def describe(self) -> JSONObject:
-        """Return a JSON-ready description of the grid (axes, zip groups, constraints, size)."""
+        """Return a JSON-ready description of the grid (axes, zip groups, constraints, size).
+
+        The axes list their values when they hold :data:`MAX_DESCRIBED_VALUES` or fewer in
+        all, so that :meth:`from_description` rebuilds the grid from the description alone.
+        """
+        with_values = sum(len(a) for a in self.axes) <= MAX_DESCRIBED_VALUES
         return {
             "size": len(self),
             "product_size": self.product_size,
-            "axes": [a.describe() for a in self.axes],
+            "axes": [a.describe(with_values=with_values) for a in self.axes],
             "zip": [list(g) for g in self.zip_groups],
             "where": [c.text for c in self.constraints],
         }

@@ -78,6 +78,7 @@ from sweep.store._record import (
     format_for,
 )
 from sweep.store._repeats import overlaps, repeated_ids
+from sweep.store._row_identity import GridIdentity, grid_identity
 from sweep.store._row_set_hash import DIGEST_KEY, ROWS_AT_ONCE, with_part_digest
 from sweep.store._table_hash import CURRENT_TABLE_HASH, row_digests
 
@@ -497,6 +498,7 @@ class RunStore:
                 grid_size=manifest.grid.size,
                 schema=None if schema is None else [list(c) for c in schema],
                 max_bytes=part_size_limit(spec, manifest.grid.size, schema, manifest.data),
+                identity=grid_identity(manifest, f"run folder {self.location!r}"),
             )
         return self._expectations
 
@@ -988,12 +990,16 @@ class PartExpectations:
         The parts' columns (None for a manifest that predates the record).
     max_bytes : int
         The most bytes a part can hold (:func:`sweep.store._file_limits.part_size_limit`).
+    identity : GridIdentity or None
+        The config id at every grid position, when the manifest lists its grid's values:
+        each row's ``config_id`` is checked against its ``grid_index``.
     """
 
     binding: str
     grid_size: int
     schema: list[list[str]] | None
     max_bytes: int
+    identity: GridIdentity | None = None
 
 
 def _too_large(size: int, expect: PartExpectations) -> str:
@@ -1070,6 +1076,24 @@ def _check_contents(
         return PartCheck(name, False, "repeats a grid_index"), None, None
     if pc.count_distinct(ids).as_py() != len(ids):
         return PartCheck(name, False, "repeats a config_id"), None, None
+    misplaced = (
+        expect.identity.misplaced(index, ids)
+        if expect.identity is not None
+        else np.zeros(0, dtype=np.intp)
+    )
+    if misplaced.size:
+        first = int(misplaced[0])
+        return (
+            PartCheck(
+                name,
+                False,
+                f"foreign: {len(misplaced):,} of its {index.size:,} rows hold a config_id that "
+                f"is not the config at their grid_index (first: grid_index {int(index[first])} "
+                f"holds {str(ids[first])[:12]}...)",
+            ),
+            None,
+            None,
+        )
     return (
         PartCheck(name, True, "ok", int(index.size)),
         RangeSet.from_positions(index),
@@ -1083,8 +1107,11 @@ def _with_conflicts(
     """The part checks, with the good parts that hold a config in conflict failed.
 
     Good parts are compared by their keys: a ``grid_index`` (their ranges overlap) or a
-    ``config_id`` (:func:`sweep.store._repeats.repeated_ids`) found in two of them is a
-    repeat. Only the parts holding repeats are read again, and each repeated row's
+    ``config_id`` found in two of them is a repeat. Where the folder has a
+    :class:`~sweep.store._row_identity.GridIdentity`, every good part's ids were checked
+    against their positions, so the ranges find every repeat; otherwise the ids are compared
+    by fingerprints (:func:`sweep.store._repeats.repeated_ids`, passes over every part's ids).
+    Only the parts holding repeats are read again, and each repeated row's
     canonical bytes (:func:`sweep.store._table_hash.row_digests`) compared: identical copies
     (a batch written twice) are fine; different ones put every part that holds the key in
     conflict.
@@ -1100,7 +1127,10 @@ def _with_conflicts(
         for batch in store.part_column_batches(name, ["config_id"]):
             yield batch.column(0)
 
-    ids = repeated_ids(names, id_batches, sum(check.rows for check, _ in good))
+    if store.expectations().identity is not None:
+        ids = pa.array([], type=pa.string())
+    else:
+        ids = repeated_ids(names, id_batches, sum(check.rows for check, _ in good))
     if not index and len(ids) == 0:
         return checks
     holders: dict[tuple[str, object], list[tuple[str, bytes]]] = {}

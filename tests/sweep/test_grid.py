@@ -129,3 +129,51 @@ def test_axes_compare_and_hash_by_value():
         a.values[0] = 9
     grid = Grid.from_definition({"x": [1, 2, 3], "y": ["a", "b"]})
     assert grid.axes == Grid.from_definition({"x": [1, 2, 3], "y": ["a", "b"]}).axes
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal dtypes and values, floats compared by their bits (-0.0 is not 0.0)."""
+    if a.dtype != b.dtype:
+        return False
+    if a.dtype.kind == "f":
+        return bool(np.array_equal(a.view(np.int64), b.view(np.int64)))
+    return bool(np.array_equal(a, b))
+
+
+def test_a_description_read_back_as_json_rebuilds_the_same_grid():
+    import json
+
+    grid = Grid.from_definition(
+        {
+            "a": [1, 2, 3, -(2**62)],
+            "band": {"linspace": [0.0, 0.1, 7]},
+            "tiny": [-0.0, 5e-324, 0.1, 1e300],
+            "name": ["x", "yy", "z\u00e9"],
+            "flag": [True, False, True],
+            "zip": [["name", "flag"]],
+            "where": ["a < 3"],
+        }
+    )
+    rebuilt = Grid.from_description(json.loads(json.dumps(grid.describe())))
+    assert rebuilt is not None and len(rebuilt) == len(grid) == 252
+    every = np.arange(len(grid))
+    before, after = grid.params_at(every), rebuilt.params_at(every)
+    assert list(before) == list(after)
+    assert all(_same_bits(before[k], after[k]) for k in before)
+    assert rebuilt.zip_groups == grid.zip_groups
+    assert [c.text for c in rebuilt.constraints] == ["a < 3"]
+
+
+def test_a_description_lists_values_only_up_to_the_limit():
+    from sweep.spec._grid import MAX_DESCRIBED_VALUES
+
+    small = Grid.from_definition({"a": list(range(MAX_DESCRIBED_VALUES - 1)), "b": [1]})
+    assert all("values" in axis for axis in small.describe()["axes"])
+    large = Grid.from_definition({"a": list(range(MAX_DESCRIBED_VALUES)), "b": [1]})
+    description = large.describe()
+    assert not any("values" in axis for axis in description["axes"])
+    assert Grid.from_description(description) is None
+    with pytest.raises(GridError, match="list of axes"):
+        Grid.from_description({"axes": "a"})
+    with pytest.raises(GridError, match="not usable"):
+        Grid.from_description({"axes": [{"name": "a", "dtype": "int64", "values": ["x"]}]})

@@ -318,27 +318,64 @@ def test_the_drivers_one_read_of_the_parts_finds_what_separate_reads_find(tmp_pa
     assert survey.environments == environment_uses(store, checks)
 
 
-def test_a_config_id_held_at_two_grid_positions_is_a_conflict(tmp_path, runs):
-    """A forged part whose rows claim other grid positions for configs already held."""
-    a, _, _ = runs
-    run = fresh(a, tmp_path / "run")
+def _without_grid_values(run: Path) -> None:
+    """The manifest as a folder written before its grid's values were recorded."""
+    path = run / "manifest.json"
+    doc = json.loads(path.read_text())
+    for axis in doc["grid"]["axes"]:
+        del axis["values"]
+    path.write_text(json.dumps(doc))
+
+
+def _forged_positions(run: Path) -> tuple[Path, Path, pa.Table]:
+    """A forged part whose rows claim other grid positions for the configs of a good part.
+
+    Returns the good part, the forged one and the good part's rows.
+    """
     first, second = part_files(run)[:2]
     table = pq.read_table(first)
     taken = set(pq.read_table(second, columns=["grid_index"]).column(0).to_pylist())
     second.unlink()  # free the positions the forged rows claim
-    index = table.column("grid_index").to_pylist()
-    moved = sorted(taken)[: len(index)]
+    moved = sorted(taken)[: table.num_rows]
     shifted = table.set_column(1, table.schema.field(1), pa.array(moved, pa.int64()))
-    forged = write_part(run, shifted)
+    return first, write_part(run, shifted), table
+
+
+def test_a_config_id_at_another_grid_position_is_foreign(tmp_path, runs):
+    """Each row's config_id is checked against its grid_index: the forged part alone fails."""
+    a, _, _ = runs
+    run = fresh(a, tmp_path / "run")
+    first, forged, table = _forged_positions(run)
+    checks = {c.name: c for c in RunStore(run).verify_parts()}
+    assert checks[first.name].ok
+    assert not checks[forged.name].ok
+    assert checks[forged.name].reason.startswith(
+        f"foreign: {table.num_rows} of its {table.num_rows} rows hold a config_id that is not "
+        "the config at their grid_index (first: grid_index "
+    )
+    # One row is enough; a config_id twice in one part is named as such.
+    column = table.column_names.index("config_id")
+    ids = table.column(column).to_pylist()
+    for changed, reason in (
+        (["0" * 32, *ids[1:]], f"foreign: 1 of its {table.num_rows} rows hold a config_id "),
+        ([ids[1], *ids[1:]], "repeats a config_id"),
+    ):
+        edited = table.set_column(column, table.schema.field(column), pa.array(changed))
+        assert RunStore(run).check_part(write_part(run, edited).name).reason.startswith(reason)
+
+
+def test_without_the_grid_values_a_config_id_at_two_positions_is_a_conflict(tmp_path, runs):
+    """A folder whose manifest lists no grid values: the ids are compared across parts."""
+    a, _, _ = runs
+    run = fresh(a, tmp_path / "run")
+    _without_grid_values(run)
+    assert RunStore(run).expectations().identity is None
+    first, forged, _ = _forged_positions(run)
     checks = {c.name: c for c in RunStore(run).verify_parts()}
     for name in (forged.name, first.name):
         assert not checks[name].ok
         assert checks[name].reason.startswith("conflict: 20 of its configs")
         assert "(first: config_id " in checks[name].reason
-    # and within one part: a config_id twice, at two grid positions
-    forged.unlink()
-    twice = write_part(run, pa.concat_tables([table, shifted]))
-    assert RunStore(run).check_part(twice.name).reason == "repeats a config_id"
 
 
 def test_an_identical_repeat_is_fine(tmp_path, runs, monkeypatch, capsys):
