@@ -154,3 +154,19 @@ def rewrite_part(path: Path, table: Any) -> Path:
     path.unlink()
     store.fs.write_atomic(store.fs.join("parts", name), data)
     return path.parent / name
+
+
+def read_part_table(path: Path, columns: list[str] | None = None) -> Any:
+    """A part's rows with all of its metadata, as the store reads them.
+
+    ``pq.read_table`` leaves out the footer-only keys (the null and fold summaries,
+    :data:`sweep.store._run_store.FOOTER_ONLY_KEYS`); a test that rewrites a part from
+    what it read must keep them.
+    """
+    import pyarrow.parquet as pq
+
+    from sweep.common._fs import footer_schema
+
+    parquet = pq.ParquetFile(path)
+    table = parquet.read(columns=columns, use_threads=False)
+    return table.replace_schema_metadata(footer_schema(parquet).metadata)

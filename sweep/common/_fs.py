@@ -12,13 +12,17 @@ import contextlib
 import os
 import secrets
 import time
+from collections.abc import Collection
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 from sweep.errors import RunFolderError
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 #: Name prefix of the temp files atomic writes go through (a killed writer leaves them).
 TEMP_PREFIX = ".tmp-"
@@ -306,10 +310,52 @@ def open_run_filesystem(location: str | Path) -> RunFilesystem:
     return LocalFilesystem(location)
 
 
-def parquet_bytes(table: pa.Table) -> bytes:
-    """Serialise a table to parquet bytes (zstd, no dictionary for the id column)."""
+#: The footer key under which pyarrow stores the serialised Arrow schema (with its metadata).
+ARROW_SCHEMA_KEY = b"ARROW:schema"
+
+
+def parquet_bytes(table: pa.Table, footer_only: Collection[bytes] = ()) -> bytes:
+    """Serialise a table to parquet bytes (zstd, no dictionary for the id column).
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        The rows, with their schema metadata.
+    footer_only : collection of bytes
+        Schema metadata keys written to the parquet footer's key-value metadata alone, not
+        also inside the serialised Arrow schema pyarrow keeps there (:data:`ARROW_SCHEMA_KEY`,
+        base64): a large value is then stored, and parsed by every read of the footer, once
+        instead of twice. :func:`footer_schema` reads them back into the schema.
+
+    Returns
+    -------
+    bytes
+        The parquet file.
+    """
     import pyarrow.parquet as pq
 
+    meta = table.schema.metadata or {}
+    aside = {k: v for k, v in meta.items() if k in footer_only}
+    if aside:
+        table = table.replace_schema_metadata({k: v for k, v in meta.items() if k not in aside})
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd", use_dictionary=False, write_statistics=False)
+    with pq.ParquetWriter(
+        sink, table.schema, compression="zstd", use_dictionary=False, write_statistics=False
+    ) as writer:
+        writer.write_table(table)
+        if aside:
+            writer.add_key_value_metadata(aside)
     return bytes(sink.getvalue().to_pybytes())
+
+
+def footer_schema(parquet: pq.ParquetFile) -> pa.Schema:
+    """A parquet file's Arrow schema with every key of its footer's key-value metadata.
+
+    The keys :func:`parquet_bytes` wrote footer-only are not in ``ParquetFile.schema_arrow``
+    (nor in ``pq.read_schema``); this puts them back, so a part's schema metadata reads the
+    same whichever way the part was written.
+    """
+    schema = parquet.schema_arrow
+    footer = parquet.metadata.metadata or {}
+    extra = {k: v for k, v in footer.items() if k != ARROW_SCHEMA_KEY}
+    return schema.with_metadata({**(schema.metadata or {}), **extra})

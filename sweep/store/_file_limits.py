@@ -251,7 +251,8 @@ def part_size_limit(
         fold summary (:data:`FOLD_BYTES` per walk-forward window or CPCV split) plus
         :data:`BASE_BYTES`. The factor 2 covers parquet's encoding (lengths, levels, page
         headers, compression of incompressible bytes); the factor 3 the schema metadata
-        stored twice in the footer (as key-value pairs and inside the base64 arrow schema).
+        stored twice in the footer (as key-value pairs and inside the base64 arrow schema),
+        as parts written before the summaries were kept footer-only store it.
     """
     metrics = spec.metrics
     null = 2 * metrics.bootstrap_reps * (3 + 2 * metrics.stepm_top_k) * 8

@@ -38,7 +38,7 @@ from sweep.store._part_environment import (
     with_environment,
 )
 from sweep.store._run_store import RunStore
-from tests.helpers import StopAfter, rewrite_part, small_spec_dict
+from tests.helpers import StopAfter, read_part_table, rewrite_part, small_spec_dict
 
 runner = CliRunner()
 
@@ -141,7 +141,7 @@ def test_the_part_name_covers_the_environment_record(complete_run, tmp_path):
     copy = tmp_path / "run"
     shutil.copytree(run, copy)
     victim = _parts(copy)[0]
-    table = pq.read_table(victim)
+    table = read_part_table(victim)
     fake, _ = other_numpy()
     # The record edited in place (same name): the part no longer verifies.
     from sweep.common._fs import parquet_bytes
@@ -182,7 +182,7 @@ def old_folder(complete_run, tmp_path) -> Path:
     old = tmp_path / "old"
     shutil.copytree(run, old)
     for path in _parts(old):
-        table = pq.read_table(path)
+        table = read_part_table(path)
         meta = {k: v for k, v in table.schema.metadata.items() if k != ENVIRONMENT_KEY}
         rewrite_part(path, table.replace_schema_metadata(meta))
     return old
@@ -277,7 +277,7 @@ def test_allowed_change_is_refused_when_a_sampled_row_differs(partial_run, monke
     store = RunStore(partial_run)
     target = int(sample_positions(store.done_ranges(), SAMPLE_ON_CHANGE, SAMPLE_SEED)[0])
     for path in _parts(partial_run):
-        table = pq.read_table(path)
+        table = read_part_table(path)
         rows = table.column("grid_index").to_numpy()
         if target in rows:
             j = int(np.flatnonzero(rows == target)[0])

@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import sweep
@@ -30,7 +29,7 @@ from sweep.common._fs import LocalFilesystem, parquet_bytes
 from sweep.errors import RunFolderError
 from sweep.store._row_set_hash import with_part_digest
 from sweep.store._run_store import BINDING_KEY, RunStore, _sha256
-from tests.helpers import StopAfter, small_spec_dict, small_tmpfs, write_spec
+from tests.helpers import StopAfter, read_part_table, small_spec_dict, small_tmpfs, write_spec
 
 A64 = "a" * 64
 #: The address space a subprocess CLI may use: a verify needs well under 2 GiB; reading a
@@ -239,7 +238,7 @@ def test_a_manifest_that_is_not_a_manifest_is_refused_unread_in_one_line(tmp_pat
 
 def forge_from(other_run: Path, run: Path, which: int = 0) -> Path:
     """A part of another run (same grid, another seed), bound to ``run``, renamed by sha256."""
-    return write_part(run, pq.read_table(part_files(other_run)[which]))
+    return write_part(run, read_part_table(part_files(other_run)[which]))
 
 
 def test_a_config_held_twice_with_different_rows_is_a_conflict_never_served(
@@ -248,12 +247,12 @@ def test_a_config_held_twice_with_different_rows_is_a_conflict_never_served(
     a, c, hash_a = runs
     run = fresh(a, tmp_path / "run")
     forged = forge_from(c, run)
-    forged_index = set(pq.read_table(forged, columns=["grid_index"]).column(0).to_pylist())
+    forged_index = set(read_part_table(forged, columns=["grid_index"]).column(0).to_pylist())
     genuine = next(
         p
         for p in part_files(run)
         if p != forged
-        and set(pq.read_table(p, columns=["grid_index"]).column(0).to_pylist()) == forged_index
+        and set(read_part_table(p, columns=["grid_index"]).column(0).to_pylist()) == forged_index
     )
 
     code, out, err = run_main(monkeypatch, capsys, "verify", run)
@@ -262,7 +261,7 @@ def test_a_config_held_twice_with_different_rows_is_a_conflict_never_served(
     # Rows the two seeds give identically (same strategy output and bootstrap p-value) are an
     # identical repeat, not a conflict: count the ones that differ.
     forged_rows, genuine_rows = (
-        pq.read_table(p).sort_by("grid_index").to_pylist() for p in (forged, genuine)
+        read_part_table(p).sort_by("grid_index").to_pylist() for p in (forged, genuine)
     )
     differ = sum(f != g for f, g in zip(forged_rows, genuine_rows, strict=True))
     assert 0 < differ <= 20
@@ -304,7 +303,7 @@ def test_the_drivers_one_read_of_the_parts_finds_what_separate_reads_find(tmp_pa
     forged = forge_from(c, run)
 
     def positions(path: Path) -> set[int]:
-        return set(pq.read_table(path, columns=["grid_index"]).column(0).to_pylist())
+        return set(read_part_table(path, columns=["grid_index"]).column(0).to_pylist())
 
     cut = next(p for p in part_files(run) if not positions(p) & positions(forged))
     cut.write_bytes(cut.read_bytes()[:-10])
@@ -333,8 +332,8 @@ def _forged_positions(run: Path) -> tuple[Path, Path, pa.Table]:
     Returns the good part, the forged one and the good part's rows.
     """
     first, second = part_files(run)[:2]
-    table = pq.read_table(first)
-    taken = set(pq.read_table(second, columns=["grid_index"]).column(0).to_pylist())
+    table = read_part_table(first)
+    taken = set(read_part_table(second, columns=["grid_index"]).column(0).to_pylist())
     second.unlink()  # free the positions the forged rows claim
     moved = sorted(taken)[: table.num_rows]
     shifted = table.set_column(1, table.schema.field(1), pa.array(moved, pa.int64()))
@@ -381,7 +380,7 @@ def test_without_the_grid_values_a_config_id_at_two_positions_is_a_conflict(tmp_
 def test_an_identical_repeat_is_fine(tmp_path, runs, monkeypatch, capsys):
     a, _, hash_a = runs
     run = fresh(a, tmp_path / "run")
-    write_part(run, pq.read_table(part_files(run)[0]).slice(0, 7))  # a batch written twice
+    write_part(run, read_part_table(part_files(run)[0]).slice(0, 7))  # a batch written twice
     code, out, err = run_main(monkeypatch, capsys, "verify", run)
     assert code == 0, err
     assert "4 good, 0 bad" in out and f"table hash: {hash_a}" in out

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from sweep import results_hash, run_sweep, spec_from_dict
@@ -22,7 +21,7 @@ from sweep.engine._evaluate import results_schema
 from sweep.errors import RunFolderError, RunLockedError
 from sweep.store._record import LockInfo
 from sweep.store._run_store import RunStore
-from tests.helpers import small_spec_dict, small_tmpfs, write_spec
+from tests.helpers import read_part_table, small_spec_dict, small_tmpfs, write_spec
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -64,7 +63,7 @@ def test_a_valid_part_from_another_run_is_refused_and_quarantined(tmp_path, two_
     # B's parts hold 45 configs each: the first has grid indices 0..44 (all in A's grid of
     # 60); the second 45..89 (mostly outside A's grid).
     by_index = {
-        p: pq.read_table(p, columns=["grid_index"]).column(0).to_pylist() for p in part_files(b)
+        p: read_part_table(p, columns=["grid_index"]).column(0).to_pylist() for p in part_files(b)
     }
     foreign = next(p for p, idx in by_index.items() if (max(idx) < 60) == (which == "in range"))
     shutil.copy(foreign, run / "parts" / foreign.name)
@@ -95,7 +94,7 @@ def test_a_part_without_a_binding_is_foreign(tmp_path, two_runs):
     a, _, _ = two_runs
     run = fresh_copy(a, tmp_path / "run")
     victim = part_files(run)[0]
-    table = pq.read_table(victim)
+    table = read_part_table(victim)
     victim.unlink()
     meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != b"raysweep.run"}
     from sweep.common._fs import parquet_bytes
@@ -383,7 +382,7 @@ def booby_trapped(tmp_path, two_runs):
     (run / "manifest.json").write_text(json.dumps(doc))
     binding = RunStore(run).load_manifest().run_key.binding().encode()
     for part in part_files(run):
-        table = pq.read_table(part)
+        table = read_part_table(part)
         meta = {**(table.schema.metadata or {}), BINDING_KEY: binding}
         data = parquet_bytes(table.replace_schema_metadata(meta))
         part.unlink()

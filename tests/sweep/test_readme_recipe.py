@@ -3,11 +3,10 @@
 import re
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from sweep import results_hash, run_sweep, spec_from_dict
-from tests.helpers import small_spec_dict
+from tests.helpers import read_part_table, small_spec_dict
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -62,7 +61,7 @@ def test_documented_recipe_counts_a_config_held_twice_once(tmp_path, capsys):
     before = results_hash(run_dir)
     first = sorted((run_dir / "parts").glob("part-*.parquet"))[0]
     size = RunStore(run_dir).load_manifest().grid.size
-    repeat = with_part_digest(pq.read_table(first).slice(3, 9), size)  # its binding kept
+    repeat = with_part_digest(read_part_table(first).slice(3, 9), size)  # its binding kept
     data = parquet_bytes(repeat)
     (run_dir / "parts" / f"part-{_sha256(data)}.parquet").write_bytes(data)
     verified = verify_run(run_dir)

@@ -24,7 +24,7 @@ from sweep.runner._reproduce import (
 )
 from sweep.store._null_summary import SUMMARY_KEY, decode_summary, encode_summary
 from sweep.store._run_store import RunStore
-from tests.helpers import rewrite_part, small_spec_dict
+from tests.helpers import read_part_table, rewrite_part, small_spec_dict
 
 runner = CliRunner()
 
@@ -74,7 +74,7 @@ def test_the_python_api_returns_the_typed_record(done_run):
 def test_a_tampered_value_is_named_with_both_values_exit_1(done_run, tmp_path):
     run = _copy(done_run, tmp_path)
     victim = max(_parts(run), key=lambda p: pq.read_metadata(p).num_rows)
-    table = pq.read_table(victim)
+    table = read_part_table(victim)
     values = table.column("excess_sharpe").to_numpy().copy()
     old = float(values[3])
     values[3] = np.nextafter(old, np.inf)  # one ULP: only a bitwise comparison sees it
@@ -94,7 +94,7 @@ def test_a_tampered_value_is_named_with_both_values_exit_1(done_run, tmp_path):
 def test_a_tampered_null_summary_is_found_in_a_whole_part(done_run, tmp_path):
     run = _copy(done_run, tmp_path)
     smallest = min(_parts(run), key=lambda p: (pq.read_metadata(p).num_rows, p.name))
-    table = pq.read_table(smallest)
+    table = read_part_table(smallest)
     summary = decode_summary(table.schema.metadata[SUMMARY_KEY])
     summary.spa[2] += 1.0
     meta = {**table.schema.metadata, SUMMARY_KEY: encode_summary(summary)}

@@ -6,7 +6,6 @@ import shutil
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -14,7 +13,7 @@ from sweep import run_sweep, spec_from_dict
 from sweep.cli._app import app
 from sweep.runner._reproduce import ReproduceSettings, reproduce_run
 from sweep.store._part_environment import PartEnvironment
-from tests.helpers import rewrite_part, small_spec_dict
+from tests.helpers import read_part_table, rewrite_part, small_spec_dict
 
 pytestmark = pytest.mark.ray
 
@@ -36,7 +35,7 @@ def test_reproduce_on_a_ray_cluster(ray_local, tmp_path):
     tampered = tmp_path / "tampered"
     shutil.copytree(run, tampered)
     victim = sorted((tampered / "parts").glob("part-*.parquet"))[0]
-    table = pq.read_table(victim)
+    table = read_part_table(victim)
     turnover = table.column("turnover").to_numpy().copy()
     turnover[0] = np.nextafter(turnover[0], -np.inf)
     col = table.schema.get_field_index("turnover")

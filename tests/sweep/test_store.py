@@ -342,3 +342,35 @@ def test_results_hash_is_the_same_whatever_columns_are_read_together(reference_r
         monkeypatch.setattr(_results, "HASH_READ_BYTES", budget)
         digests.add(results_hash(reference_run, version="v1"))  # v1 streams column groups
     assert digests == {table_hash(results_table(reference_run), version="v1")}
+
+
+def test_a_part_keeps_its_summary_once_in_its_footer_and_reads_as_before(reference_run, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sweep.common._fs import ARROW_SCHEMA_KEY, footer_schema, parquet_bytes
+    from sweep.store._null_summary import SUMMARY_KEY
+    from tests.helpers import read_part_table
+
+    store = RunStore(reference_run)
+    name = store.part_names()[0]
+    path = reference_run / "parts" / name
+    footer = pq.ParquetFile(path).metadata.metadata
+    # Written by the store: in the footer's key-value metadata, not in the Arrow schema.
+    assert SUMMARY_KEY in footer and ARROW_SCHEMA_KEY in footer
+    assert SUMMARY_KEY not in (pq.read_schema(path).metadata or {})
+    schema = store.read_part_schema(name)
+    assert schema.metadata[SUMMARY_KEY] == footer[SUMMARY_KEY]
+    table = read_part_table(path)
+    assert store.read_part_columns(name, ["sharpe"]).schema.metadata == schema.metadata
+    # The same rows and metadata with the summary in both places (as parts were written
+    # before): the same schema read back, and twice the footer.
+    both = parquet_bytes(table)
+    again = footer_schema(pq.ParquetFile(pa.BufferReader(both)))
+    assert again.equals(schema, check_metadata=True)
+    assert len(both) > 1.5 * path.stat().st_size
+    assert parquet_bytes(table, footer_only=[SUMMARY_KEY]) == path.read_bytes()
+    # Without footer-only keys, the bytes are pq.write_table's (telemetry and panel copies).
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", use_dictionary=False, write_statistics=False)
+    assert both == sink.getvalue().to_pybytes()

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -29,7 +28,7 @@ from sweep.store._record import TaskTelemetry
 from sweep.store._row_set_hash import DIGEST_KEY, TABLE_HASH_V2, stored_digest, table_hash_v2
 from sweep.store._run_store import RunStore
 from sweep.store._table_hash import TABLE_HASH_V1
-from tests.helpers import small_spec_dict
+from tests.helpers import read_part_table, small_spec_dict
 
 #: 240 configs: four blocks of the v2 hash (64, 64, 64 and a last one of 48).
 GRID = {"lookback": {"start": 5, "stop": 125, "step": 2}, "band": [0.0, 0.005, 0.01, 0.02]}
@@ -219,7 +218,7 @@ def test_verify_recomputes_and_names_a_part_whose_stored_digest_is_stale(referen
     copy = tmp_path / "copy"
     shutil.copytree(run_dir, copy)
     victim = sorted((copy / "parts").glob("part-*.parquet"))[0]
-    table = pq.read_table(victim)  # its metadata: binding, environment, the digest of its rows
+    table = read_part_table(victim)  # its metadata: binding, environment, the digest of its rows
     sharpe = table.column("sharpe").to_numpy().copy()
     sharpe[0] = np.nextafter(sharpe[0], np.inf)
     forged = _rewrite_part(victim, _replaced(table, "sharpe", sharpe))
@@ -239,7 +238,7 @@ def _as_v1_folder(run_dir: Path) -> None:
     manifest.pop("table_hash_version")
     (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2))
     for path in sorted((run_dir / "parts").glob("part-*.parquet")):
-        table = pq.read_table(path)
+        table = read_part_table(path)
         meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != DIGEST_KEY}
         _rewrite_part(path, table.replace_schema_metadata(meta))
 
