@@ -1089,28 +1089,26 @@ def _check_contents(
         return PartCheck(name, False, "repeats a grid_index"), None, None
     if pc.count_distinct(ids).as_py() != len(ids):
         return PartCheck(name, False, "repeats a config_id"), None, None
-    misplaced = (
-        expect.identity.misplaced(index, ids)
-        if expect.identity is not None
-        else np.zeros(0, dtype=np.intp)
-    )
-    if misplaced.size:
-        first = int(misplaced[0])
-        return (
-            PartCheck(
-                name,
-                False,
-                f"foreign: {len(misplaced):,} of its {index.size:,} rows hold a config_id that "
-                f"is not the config at their grid_index (first: grid_index {int(index[first])} "
-                f"holds {str(ids[first])[:12]}...)",
-            ),
-            None,
-            None,
-        )
+    foreign = None if expect.identity is None else _misplaced(expect.identity, index, ids)
+    if foreign is not None:
+        return PartCheck(name, False, foreign), None, None
     return (
         PartCheck(name, True, "ok", int(index.size)),
         RangeSet.from_positions(index),
         schema,
+    )
+
+
+def _misplaced(identity: GridIdentity, index: NDArray[np.int64], ids: pa.Array) -> str | None:
+    """Why a part whose rows hold ids not of the configs at their positions is foreign."""
+    rows = identity.misplaced(index, ids)
+    if not rows.size:
+        return None
+    first = int(rows[0])
+    return (
+        f"foreign: {rows.size:,} of its {index.size:,} rows hold a config_id that is not the "
+        f"config at their grid_index (first: grid_index {int(index[first])} holds "
+        f"{str(ids[first])[:12]}...)"
     )
 
 
