@@ -1,4 +1,4 @@
-"""``sweep verify`` / ``sweep report`` with ``--executor local``, ``ray`` and ``auto`` (issue 24).
+"""``sweep verify``, ``report`` or ``status`` with ``--executor local``, ``ray`` and ``auto``.
 
 On one run folder (for example one that ``bench_report_scale.py --root`` left), runs the
 command three times side by side in one run: in-process (``--executor local``), on a local
@@ -6,10 +6,11 @@ Ray cluster of ``--workers`` CPUs that the command starts and stops (``--executo
 start-up is in the wall time, as a user pays it), and with ``--executor auto``, which checks
 the first parts here, times them and lets the amortization law choose for the rest. Each
 runs in a fresh child whose wall time and peak RSS are read (the driver's; Ray's workers
-are other processes). The outputs must agree: verify's printed lines apart from the
-``executor:`` line, the report's report.json apart from ``generated``; the script says so
-and exits 1 otherwise. Prints a table with the ratios to in-process and auto's choice, and
-writes ``pass_executor.md`` and ``pass_executor.json`` under ``--out``.
+are other processes). The outputs must agree: verify's and status's printed lines apart from
+the line saying where the parts were read, the report's report.json apart from
+``generated``; the script says so and exits 1 otherwise (issue 24). Prints a table with the
+ratios to in-process and auto's choice, and writes ``pass_executor.md`` and
+``pass_executor.json`` under ``--out``.
 
 Run inside a loopback-only network namespace (Ray must not bind other addresses)::
 
@@ -42,21 +43,33 @@ def probed_output(cmd: list[str]) -> tuple[float, float, str]:
     return float(seconds), float(mib), "\n".join(lines[:-1])
 
 
-def split_executor_line(stdout: str) -> tuple[str, str]:
-    """The ``executor:`` line (unwrapped) and the rest of a command's output."""
+#: The line that says where a command read its parts, and the indent of its continuations.
+#: ``sweep status`` shows it only when the parts were read on Ray.
+WHERE_LINE = {
+    "verify": ("executor: ", 10),
+    "report": ("executor: ", 10),
+    "status": ("parts read:", 15),
+}
+
+
+def split_executor_line(command: str, stdout: str) -> tuple[str, str]:
+    """The line saying where the parts were read (unwrapped) and the rest of the output."""
+    prefix, indent = WHERE_LINE[command]
     lines = stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("executor: "))
+    start = next((i for i, line in enumerate(lines) if line.startswith(prefix)), None)
+    if start is None:
+        return "in-process", stdout
     end = start + 1
-    while end < len(lines) and lines[end].startswith(" " * 10) and lines[end][10] != " ":
+    while end < len(lines) and lines[end].startswith(" " * indent) and lines[end][indent] != " ":
         end += 1
     where = " ".join(line.strip() for line in lines[start:end])
     return where, "\n".join(lines[:start] + lines[end:])
 
 
 def comparable(command: str, stdout: str, out: Path) -> object:
-    """What must agree across executors: verify's lines, or report.json less ``generated``."""
-    if command == "verify":
-        return split_executor_line(stdout)[1]
+    """What must agree across executors: the printed lines, or report.json less ``generated``."""
+    if command != "report":
+        return split_executor_line(command, stdout)[1]
     doc = json.loads((out / "report.json").read_text())
     doc.pop("generated")
     return doc
@@ -65,7 +78,7 @@ def comparable(command: str, stdout: str, out: Path) -> object:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run-dir", type=Path, required=True)
-    parser.add_argument("--command", choices=("verify", "report"), default="verify")
+    parser.add_argument("--command", choices=tuple(WHERE_LINE), default="verify")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("runs/bench/pass_executor"))
     args = parser.parse_args()
@@ -88,7 +101,7 @@ def main() -> None:
             measured[kind] = {
                 "seconds": seconds,
                 "peak_mib": mib,
-                "executor": split_executor_line(stdout)[0],
+                "executor": split_executor_line(args.command, stdout)[0],
                 "same": comparable(args.command, stdout, out),
             }
     reference = measured["local"]["same"]

@@ -205,6 +205,16 @@ ExecutorOpt = Annotated[
 AddressOpt = Annotated[
     str | None, typer.Option("--address", envvar="RAY_ADDRESS", help="Ray cluster to join.")
 ]
+PassAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        envvar="RAY_ADDRESS",
+        help="Ray cluster to join: the per-part work runs there as tasks over groups of parts "
+        "(the folder must be reachable from every node: a URI or a shared path); the output "
+        "is the same.",
+    ),
+]
 PassExecutorOpt = Annotated[
     ExecutorKind,
     typer.Option(
@@ -440,16 +450,23 @@ def resume(
 def status(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    address: PassAddressOpt = None,
+    executor: PassExecutorOpt = ExecutorKind.auto,
+    workers: WorkersOpt = None,
 ) -> None:
     """Show progress of a run folder: done, failed, parts, sessions, last activity, hash.
 
-    The Ray processes a killed session of this run left on this machine are stopped (and
-    named on stderr).
+    Every part is read and checked: here, or as Ray tasks (--address, or a local Ray
+    cluster where auto predicts it faster); the status is the same. The Ray processes a
+    killed session of this run left on this machine are stopped (and named on stderr).
     """
     from sweep.executors._ray_orphans import stop_leftovers_of
+    from sweep.runner._pass_executor import PassExecutor
     from sweep.runner._status import run_status
 
-    info = run_status(run_dir)
+    _check_workers(executor, workers)
+    with PassExecutor(executor.value, address, workers) as passes:
+        info = run_status(run_dir, mapper=passes.map_parts)
     stop_leftovers_of(info.sessions)
     if as_json:
         out.print_json(json.dumps(info.to_json()))
@@ -471,6 +488,8 @@ def status(
         f"table hash:    {info.table_hash or '- (until every config is done)'}",
         f"hash version:  {info.table_hash_version}",
     ]
+    if passes.on_ray and passes.choice is not None:  # shown when not the usual in-process
+        lines.append(_fields([f"parts read:    on Ray ({passes.choice.reason})"], 15))
     if info.live is not None:
         lines.append(f"next:          a driver is running; follow it with: sweep status {run_dir}")
     elif info.remaining:
@@ -553,16 +572,7 @@ def _driver_text(lock: LockInfo | None) -> str:
 @_interruptible
 def verify(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
-    address: Annotated[
-        str | None,
-        typer.Option(
-            "--address",
-            envvar="RAY_ADDRESS",
-            help="Ray cluster to join: each part is checked and re-hashed there, as tasks over "
-            "groups of parts (the folder must be reachable from every node: a URI or a shared "
-            "path).",
-        ),
-    ] = None,
+    address: PassAddressOpt = None,
     executor: PassExecutorOpt = ExecutorKind.auto,
     workers: WorkersOpt = None,
 ) -> None:
@@ -734,19 +744,16 @@ def results(
         bool, typer.Option("--folds", help="The validation folds instead: each fold's choice.")
     ] = False,
     allow_import: AllowImportOpt = None,
-    address: Annotated[
-        str | None,
-        typer.Option(
-            "--address",
-            envvar="RAY_ADDRESS",
-            help="Ray cluster to join: with --top, the best K of groups of parts are found "
-            "there, as tasks (the folder must be reachable from every node).",
-        ),
-    ] = None,
+    address: PassAddressOpt = None,
     executor: PassExecutorOpt = ExecutorKind.auto,
     workers: WorkersOpt = None,
 ) -> None:
-    """Print or export a run folder's results (the table view rounds; csv/json/parquet do not)."""
+    """Print or export a run folder's results (the table view rounds; csv/json/parquet do not).
+
+    With --top (the best K of each group of parts) or --folds (every part checked, its fold
+    summary read), the parts are read here or as Ray tasks (--address, or a local Ray
+    cluster where auto predicts it faster); the output is the same.
+    """
     from sweep.report._oos_selection import fold_table
     from sweep.runner._pass_executor import PassExecutor
     from sweep.runner._status import results_frame
@@ -917,20 +924,16 @@ def report(
     quiet: QuietOpt = False,
     allow_import: AllowImportOpt = None,
     data: DataOpt = None,
-    address: Annotated[
-        str | None,
-        typer.Option(
-            "--address",
-            envvar="RAY_ADDRESS",
-            help="Ray cluster to join: each part is checked and re-hashed there (the report's "
-            "integrity pass, as in sweep verify), and PBO's splits and the recomputed returns "
-            "run there; the folder must be reachable from every node. The report is the same.",
-        ),
-    ] = None,
+    address: PassAddressOpt = None,
     executor: PassExecutorOpt = ExecutorKind.auto,
     workers: WorkersOpt = None,
 ) -> None:
-    """Write the audit report of a run folder: report.json, report.md and report.html."""
+    """Write the audit report of a run folder: report.json, report.md and report.html.
+
+    Its passes over the parts run here or as Ray tasks (--address, or a local Ray cluster
+    where auto predicts it faster); with --address or --executor ray, PBO's splits and the
+    recomputed returns run there too. The report is the same.
+    """
     from sweep.report import ReportOptions, build_report, default_out_dir, write_report
     from sweep.report._cli_support import parse_heatmap, summary_lines
     from sweep.runner._pass_executor import PassExecutor

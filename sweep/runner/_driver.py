@@ -36,6 +36,7 @@ from sweep.runner._environment_check import (
     check_resume,
     check_sample,
 )
+from sweep.runner._pass_executor import PassExecutor
 from sweep.runner._status import failed_count
 from sweep.runner._sweep_progress import SweepProgress
 from sweep.spec._models import SweepSpec
@@ -235,7 +236,8 @@ def run_sweep(
         store = RunStore(run_dir)
         _open_store(store, sweep, settings.table_hash_version)
         with store.locked() as took_over:
-            quarantined, record, survey = _clean_folder(store)
+            quarantined, record, survey = _clean_folder(store, settings)
+            rearm()  # a survey on Ray replaced the SIGTERM handler
             change, recorded = check_environment(
                 record, settings.allow_environment_change, survey.environments
             )
@@ -246,15 +248,19 @@ def run_sweep(
             return run.run()
 
 
-def _clean_folder(store: RunStore) -> tuple[list[str], RunRecord, PartSurvey]:
+def _clean_folder(
+    store: RunStore, settings: RunSettings
+) -> tuple[list[str], RunRecord, PartSurvey]:
     """Remove temp files; quarantine bad parts and telemetry.
 
     Returns the parts moved aside, the folder as it is then (every part left is good) and
-    what the one read of every part found (:func:`sweep.store._survey.survey_parts`).
+    what the one read of every part found (:func:`sweep.store._survey.survey_parts`), read
+    where :func:`survey_executor` says.
     """
     store.ensure_folders()
     store.remove_temp_files()
-    survey = survey_parts(store)
+    with survey_executor(settings) as passes:
+        survey = survey_parts(store, passes.map_parts)
     checks = survey.checks
     quarantined = [c.name for c in checks if not c.ok]
     for name in quarantined:
@@ -264,6 +270,21 @@ def _clean_folder(store: RunStore) -> tuple[list[str], RunRecord, PartSurvey]:
             store.quarantine(check.name, TELEMETRY)
     good = tuple(sorted((c for c in checks if c.ok), key=lambda c: c.name))
     return quarantined, RunRecord(store, store.load_manifest(), good), survey
+
+
+def survey_executor(settings: RunSettings) -> PassExecutor:
+    """Where a session's start reads its parts: Ray tasks when the sweep may run on Ray.
+
+    ``--executor local`` (or an in-process executor object) reads them here. Otherwise the
+    rule of ``sweep verify --executor auto`` (:class:`PassExecutor`): on the cluster at
+    ``--address``; without one, the first parts are read here and timed, and the rest runs
+    on a local Ray cluster only where the amortization law predicts it ends first (a folder
+    of many large parts), else here. The survey is the same either way.
+    """
+    executor = settings.executor
+    address = settings.address if isinstance(executor, str) else getattr(executor, "address", None)
+    name = executor if isinstance(executor, str) else executor.name
+    return PassExecutor("local" if name == "local" else "auto", address, settings.workers)
 
 
 def _start_session(

@@ -29,6 +29,7 @@ from sweep.store._part_audit import (
     merged_null_summary,
 )
 from sweep.store._part_environment import EnvironmentUse
+from sweep.store._part_mapper import PartMapper, map_here
 from sweep.store._record import LockInfo, PartInfo, Session
 from sweep.store._results import results_hash, results_table
 from sweep.store._run_store import RunRecord, RunStore, read_run
@@ -159,7 +160,9 @@ class RunStatus(JSONRecord):
     table_hash_version: str | None = None
 
 
-def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> RunStatus:
+def run_status(
+    run_dir: str | os.PathLike[str], *, with_hash: bool = True, mapper: PartMapper = map_here
+) -> RunStatus:
     """Summarise a run folder, counting only parts that pass their check.
 
     Parameters
@@ -168,6 +171,9 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> Ru
         The run folder.
     with_hash : bool
         Compute the table hash when every config is done.
+    mapper : PartMapper
+        Where each part is read and checked: here (default), or Ray tasks
+        (``sweep.runner._pass_executor.PassExecutor.map_parts``); the status is the same.
 
     Returns
     -------
@@ -177,7 +183,7 @@ def run_status(run_dir: str | os.PathLike[str], *, with_hash: bool = True) -> Ru
     store = RunStore(run_dir)
     manifest = store.load_manifest()
     store.expectations()  # the manifest agrees with itself, or the folder is refused
-    survey = survey_parts(store)  # one read of each part: checks, done, environments
+    survey = survey_parts(store, mapper)  # one read of each part: checks, done, environments
     run = RunRecord(store, manifest, tuple(sorted(survey.checks, key=lambda c: c.name)))
     total, parts, done = run.total, run.good, len(survey.done)
     times = [s.end or s.start for s in manifest.sessions]

@@ -136,3 +136,66 @@ def test_local_with_workers_is_refused_before_anything_is_read(tmp_path):
         )
         assert done.returncode == 2, done.stderr
         assert "--workers: applies only with --executor ray or auto" in done.stderr
+
+
+def test_a_session_reads_its_parts_where_its_sweep_may_run():
+    from sweep.executors import make_executor
+    from sweep.runner._driver import RunSettings, survey_executor
+
+    assert survey_executor(RunSettings(executor="local")).kind == "local"
+    assert survey_executor(RunSettings(executor=make_executor("local"))).kind == "local"
+    on_cluster = survey_executor(RunSettings(executor="ray", address="127.0.0.1:6379"))
+    assert on_cluster.on_ray and on_cluster.address == "127.0.0.1:6379"
+    given = survey_executor(RunSettings(executor=make_executor("ray", address="127.0.0.1:1")))
+    assert given.on_ray and given.address == "127.0.0.1:1"
+    auto = survey_executor(RunSettings(workers=2))  # decided by the law, after a pilot
+    assert auto.kind == "auto" and auto.choice is None and auto.workers == 2
+
+
+@pytest.mark.ray
+def test_the_survey_of_a_sessions_start_on_ray_finds_what_it_finds_here(
+    run_dir, ray_env, tmp_path, monkeypatch
+):
+    # A resume's start and `sweep status` read every part; on a local cluster (chosen by the
+    # law once starting it costs nothing) they find the same checks, done ranges and
+    # environments as here, a truncated part included, and a resume then ends as here.
+    import shutil
+
+    import ray
+
+    from sweep.runner import _driver
+    from sweep.runner._status import run_status
+    from sweep.store._survey import survey_parts
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir, copy)
+    cut = sorted((copy / "parts").glob("part-*.parquet"))[7]
+    cut.write_bytes(cut.read_bytes()[:-10])
+    store = RunStore(copy)
+    store.load_manifest()
+    here = survey_parts(store)
+    status_here = run_status(copy).to_json()
+    monkeypatch.setattr(_auto, "RAY_STARTUP_SECONDS", 0.0)
+    monkeypatch.setattr(_auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)
+    with PassExecutor("auto", workers=2) as passes:
+        there = survey_parts(store, passes.map_parts)
+        status_there = run_status(copy, mapper=passes.map_parts).to_json()
+        assert ray.is_initialized()
+    assert passes.choice is not None and passes.choice.chosen == "ray"
+    assert there == here and sum(not c.ok for c in there.checks) == 1
+    assert status_there == status_here
+    used: list[PassExecutor] = []
+    original = _driver.survey_executor
+
+    def spied(settings):  # type: ignore[no-untyped-def]
+        used.append(original(settings))
+        return used[-1]
+
+    monkeypatch.setattr(_driver, "survey_executor", spied)
+    summary = run_sweep(
+        spec_from_dict(small_spec_dict()), copy, executor="local", progress=False, workers=None
+    )
+    assert used[-1].kind == "local" and summary.computed == 1
+    resumed = run_sweep(spec_from_dict(small_spec_dict()), copy, workers=2, progress=False)
+    assert used[-1].choice is not None and used[-1].choice.chosen == "ray"
+    assert not ray.is_initialized()
+    assert resumed.computed == 0 and resumed.table_hash == summary.table_hash
