@@ -166,6 +166,7 @@ def test_the_survey_of_a_sessions_start_on_ray_finds_what_it_finds_here(
     from sweep.runner import _driver
     from sweep.runner._status import run_status
     from sweep.store._survey import survey_parts
+
     copy = tmp_path / "copy"
     shutil.copytree(run_dir, copy)
     cut = sorted((copy / "parts").glob("part-*.parquet"))[7]
