@@ -764,7 +764,9 @@ def results(
     elif fmt is OutputFormat.parquet:
         raise SweepError("--format parquet: expected --output FILE (parquet is not printed)")
     if folds:
-        frame = fold_table(run_dir, tuple(allow_import or ()))
+        with PassExecutor(executor.value, address, workers) as passes:
+            allowed = tuple(allow_import or ())
+            frame = fold_table(run_dir, allowed, passes.map_parts, passes.recompute)
     else:
         with PassExecutor(executor.value, address, workers) as passes:
             frame, notes = results_frame(run_dir, sort, top, passes=passes)

@@ -184,8 +184,9 @@ def build_report(
         What runs PBO's CSCV splits: the compiled kernel here by default, or Ray tasks
         (``sweep report --address``); the same result either way.
     recompute : ReturnsRunner, optional
-        What recomputes the returns of the dimensionality sample: here by default, or Ray
-        tasks (``sweep report --address``); the same series either way.
+        What recomputes returns (the dimensionality sample's, the out-of-sample selected
+        configs'): here by default, or Ray tasks (``sweep report --address``); the same
+        series either way.
     mapper : PartMapper, optional
         Where the passes over the good parts run (the read into the reducers): here by
         default, or as Ray tasks over groups of parts (``sweep report --address``); the
@@ -209,7 +210,7 @@ def build_report(
         with steps.step("results"):
             results, results_plot = results_section(run, options)
         with steps.step("out of sample"):
-            oos, oos_plot = out_of_sample_section(run, options)
+            oos, oos_plot = out_of_sample_section(run, options, recompute=recompute)
         testing, verdict, testing_plot = testing_section(
             run, options, steps, oos, pbo_splits, recompute
         )

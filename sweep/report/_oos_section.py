@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from sweep.engine._evaluate import ReturnsRunner, config_returns_blocks
 from sweep.errors import USER_ERRORS
 from sweep.report._load import RunData
 from sweep.report._oos_selection import OOS_PSR_THRESHOLD, OutOfSample, out_of_sample
@@ -65,7 +66,10 @@ def _paragraph(result: OutOfSample, ppy: float) -> str:
 
 
 def out_of_sample_section(
-    run: RunData, options: ReportOptions, sweep: ResolvedSweep | None = None
+    run: RunData,
+    options: ReportOptions,
+    sweep: ResolvedSweep | None = None,
+    recompute: ReturnsRunner = config_returns_blocks,
 ) -> tuple[OutOfSampleSection | Unavailable, OutOfSamplePlotData]:
     """Section 6 of the report.
 
@@ -78,6 +82,9 @@ def out_of_sample_section(
     sweep : ResolvedSweep, optional
         The sweep, when the caller holds it (data given in memory); else rebuilt from the
         run folder (:func:`sweep.report._rebuild.rebuild_sweep`).
+    recompute : ReturnsRunner, optional
+        What recomputes the selected configs' returns: here by default, or Ray tasks
+        (``sweep report --address``); the section is the same either way.
 
     Returns
     -------
@@ -100,7 +107,7 @@ def out_of_sample_section(
     winner = int(best[0]) if best.size else None
     try:
         sweep = sweep or rebuild_sweep(run, options)
-        result = out_of_sample(sweep, run.fold_summary, winner)
+        result = out_of_sample(sweep, run.fold_summary, winner, recompute)
     except _REBUILD_ERRORS as exc:
         return _unavailable(f"cannot recompute the selected configs' returns: {exc}", ppy)
     dates = sweep.panel.dates

@@ -2,7 +2,8 @@
 
 Each fold's in-sample best comes from the parts (:mod:`sweep.store._fold_summary`, exact at any
 scale). Only the selected configs' returns are recomputed
-(:func:`sweep.engine._evaluate.config_returns`, bit for bit what the sweep computed) and stitched:
+(:func:`sweep.engine._evaluate.config_returns`, bit for bit what the sweep computed; here, or as
+Ray tasks through a :class:`sweep.engine._evaluate.ReturnsRunner`) and stitched:
 
 - **walk-forward**: the re-optimised rule holds, on each test window, the config that was
   best on the window's training periods; its test returns in time order are the rule's
@@ -26,12 +27,20 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from stats import FoldSummary, cpcv_paths, group_bounds, probabilistic_sharpe_ratio, return_moments
+from stats import (
+    FoldSummary,
+    cpcv_paths,
+    group_bounds,
+    merge_fold_summaries,
+    probabilistic_sharpe_ratio,
+    return_moments,
+)
 from sweep.data._benchmark import benchmark_returns
-from sweep.engine._evaluate import config_returns
+from sweep.engine._evaluate import ReturnsRunner, config_returns_blocks
 from sweep.errors import RunFolderError
 from sweep.spec._grid import ParamValue
 from sweep.spec._resolve import ResolvedSweep
+from sweep.store._part_mapper import PartMapper, map_here
 
 #: "Holds out of sample" for the verdict when walk-forward is configured: the stitched
 #: out-of-sample excess returns have PSR (against a zero excess Sharpe) of at least this.
@@ -159,12 +168,24 @@ def _sharpe(x: NDArray[np.float64]) -> float:
     return float(return_moments(x[np.newaxis, :]).sharpe[0])
 
 
+def _recomputed(
+    recompute: ReturnsRunner, sweep: ResolvedSweep, indices: NDArray[np.int64]
+) -> NDArray[np.float64] | None:
+    """The returns of ``indices`` as one matrix, a row per config (None for no config)."""
+    if not indices.size:
+        return None
+    return np.concatenate(list(recompute(sweep, indices)), axis=0)
+
+
 def _take(series: NDArray[np.float64], windows: list[tuple[int, int]]) -> NDArray[np.float64]:
     return np.concatenate([series[a:b] for a, b in windows]) if windows else np.zeros(0)
 
 
 def out_of_sample(
-    sweep: ResolvedSweep, summary: FoldSummary, winner_grid_index: int | None
+    sweep: ResolvedSweep,
+    summary: FoldSummary,
+    winner_grid_index: int | None,
+    recompute: ReturnsRunner = config_returns_blocks,
 ) -> OutOfSample:
     """Recompute the selected configs' returns and evaluate the selection out of sample.
 
@@ -176,6 +197,9 @@ def out_of_sample(
         The merged fold summary of its parts.
     winner_grid_index : int or None
         The full-sample winner, held fixed for comparison.
+    recompute : ReturnsRunner, optional
+        What recomputes the selected configs' returns: here by default, or Ray tasks
+        (``sweep report --address``); the same series either way.
 
     Returns
     -------
@@ -193,7 +217,7 @@ def out_of_sample(
     bench = benchmark_returns(sweep.spec.metrics.benchmark, sweep.panel)
     fixed = set() if winner_grid_index is None else {int(winner_grid_index)}
     chosen = sorted({int(i) for i in summary.index if i >= 0} | fixed)
-    returns = config_returns(sweep, np.array(chosen, dtype=np.int64)) if chosen else None
+    returns = _recomputed(recompute, sweep, np.array(chosen, dtype=np.int64))
     row_of = {g: k for k, g in enumerate(chosen)}
     params = sweep.grid.params_at(np.array(chosen, dtype=np.int64)) if chosen else {}
 
@@ -279,7 +303,12 @@ def _stitch(
     )
 
 
-def fold_table(run_dir: str | os.PathLike[str], allow_import: tuple[str, ...] = ()) -> pd.DataFrame:
+def fold_table(
+    run_dir: str | os.PathLike[str],
+    allow_import: tuple[str, ...] = (),
+    mapper: PartMapper = map_here,
+    recompute: ReturnsRunner = config_returns_blocks,
+) -> pd.DataFrame:
     """The fold table of a run folder: each fold's windows, choice and IS / OOS metric.
 
     Parameters
@@ -288,14 +317,20 @@ def fold_table(run_dir: str | os.PathLike[str], allow_import: tuple[str, ...] = 
         A run folder whose spec has ``[validation]``.
     allow_import : tuple of str
         Strategy modules the folder may import (see :mod:`sweep.store._trust`).
+    mapper : PartMapper, optional
+        Where the parts are checked and their fold summaries read and merged: here by
+        default, or Ray tasks over groups of parts (``sweep results --folds --address``).
+    recompute : ReturnsRunner, optional
+        What recomputes the selected configs' returns: here by default, or Ray tasks.
 
     Returns
     -------
     pandas.DataFrame
-        One row per walk-forward fold and CPCV split (:meth:`OutOfSample.table`).
+        One row per walk-forward fold and CPCV split (:meth:`OutOfSample.table`); the same
+        wherever it was computed.
     """
-    from sweep.store._fold_summary import merged_folds
     from sweep.store._run_store import RunStore
+    from sweep.store._survey import survey_parts
     from sweep.store._trust import resolve_recorded
 
     store = RunStore(run_dir)
@@ -304,10 +339,24 @@ def fold_table(run_dir: str | os.PathLike[str], allow_import: tuple[str, ...] = 
         raise RunFolderError(
             f"run folder {str(run_dir)!r}: its spec has no [validation] section, so it has no folds"
         )
-    good, _ = store.good_parts()
-    summary = merged_folds(store.read_part_schema(n) for n in good)
+    good = [c.name for c in survey_parts(store, mapper).checks if c.ok]
+    found = mapper(group_fold_summary, store, good, ())
+    summary = (
+        None
+        if not found or any(f is None for f in found)
+        else merge_fold_summaries([f for f in found if f is not None])
+    )
     if summary is None:
         raise RunFolderError(f"run folder {str(run_dir)!r} has no fold summaries yet")
     sweep = resolve_recorded(manifest, str(run_dir), allow_import)
     # The table shows each fold's choice only: no full-sample winner is needed.
-    return out_of_sample(sweep, summary, None).table(sweep.panel.dates)
+    return out_of_sample(sweep, summary, None, recompute).table(sweep.panel.dates)
+
+
+def group_fold_summary(location: str, names: list[str]) -> FoldSummary | None:
+    """The merged fold summary of some good parts (a Ray task's body); None if one has none."""
+    from sweep.store._fold_summary import merged_folds
+    from sweep.store._run_store import RunStore
+
+    store = RunStore(location)
+    return merged_folds(store.read_part_schema(n) for n in names)

@@ -306,3 +306,32 @@ def test_a_worker_killed_mid_recompute_is_retried(ray_local, tmp_path):
     retried = np.concatenate(list(dying(sweep, positions)))
     assert marker.exists(), "no task killed its worker"
     np.testing.assert_array_equal(retried, config_returns(sweep, positions))
+
+
+def test_the_out_of_sample_configs_recomputed_on_ray_give_the_same_section(ray_local, tmp_path):
+    # Section 6 recomputes each fold's selected config and the winner: as Ray tasks, the
+    # folds, the stitched walk-forward record and the CPCV paths are the in-process ones.
+    from dataclasses import astuple
+
+    from sweep.report._oos_selection import out_of_sample
+    from sweep.store._fold_summary import merged_folds
+
+    doc = small_spec_dict(
+        validation={
+            "walk_forward": {"train": "1y", "test": "3m", "purge": "5d"},
+            "cpcv": {"groups": 6, "test_groups": 2, "purge": 3, "embargo": 2},
+        }
+    )
+    run_sweep(spec_from_dict(doc), tmp_path / "wf", progress=False)
+    store = RunStore(tmp_path / "wf")
+    summary = merged_folds(store.read_part_schema(n) for n in store.good_parts()[0])
+    assert summary is not None
+    sweep = resolve(spec_from_dict(doc))
+    here = out_of_sample(sweep, summary, 5)
+    there = out_of_sample(sweep, summary, 5, config_returns_on_ray(None))
+    assert there.table(sweep.panel.dates).equals(here.table(sweep.panel.dates))
+    assert here.walk_forward is not None and there.walk_forward is not None
+    for a, b in zip(astuple(there.walk_forward), astuple(here.walk_forward), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert here.cpcv_path_sharpe is not None and there.cpcv_path_sharpe is not None
+    np.testing.assert_array_equal(there.cpcv_path_sharpe, here.cpcv_path_sharpe)
