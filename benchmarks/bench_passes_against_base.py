@@ -1,13 +1,14 @@
 """The passes after a sweep on a folder of many parts: this tree vs an earlier commit (issue 24).
 
-On one run folder, runs ``sweep verify --executor local`` and a ``sweep resume`` with nothing
-left to do (on a fresh copy of the folder each time: a resume records a session), and with
+On one run folder, runs ``sweep verify --executor local``, a ``sweep resume`` with nothing
+left to do (on a fresh copy of the folder each time: a resume records a session) and
+``sweep status`` (in-process in both), and with
 ``--report`` also ``sweep report --executor local``, once with the base commit's code and
 once with this tree's, alternated for ``--rounds`` rounds under the same load. Each runs in
 a fresh child process (the probe of ``bench_report_scale.py``) whose wall seconds and peak
 RSS are read; the base tree is exported with ``git archive`` and put first on
 ``PYTHONPATH``. Prints the best of the rounds per version and the ratios (base / this), and
-checks that both versions print the same verify output and table hash.
+checks that both versions print the same verify and status output and the same table hash.
 
 Run: ``python benchmarks/bench_passes_against_base.py --run-dir DIR [--base 564acfa]
 [--rounds 2] [--report]``.
@@ -60,6 +61,23 @@ def same_part(stdout: str) -> str:
     return "\n".join(kept)
 
 
+def hash_lines(stdout: str) -> str:
+    """A command's table hash lines (a resume's other lines hold its session and times)."""
+    return "\n".join(line for line in stdout.splitlines() if "hash" in line)
+
+
+#: What each step must print alike in both versions.
+COMPARED = {
+    "verify": same_part,
+    "resume (nothing to do)": hash_lines,
+    "status": lambda stdout: "\n".join(
+        line for line in stdout.splitlines() if line.startswith(STATUS_FIELDS)
+    ),
+}
+#: The lines of ``sweep status`` that do not depend on when the sessions ran.
+STATUS_FIELDS = ("progress:", "configs:", "parts:", "environments:", "table hash:", "hash version:")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run-dir", type=Path, required=True)
@@ -79,9 +97,12 @@ def main() -> None:
                 copy = Path(tmp) / f"copy-{version}"
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.copytree(run_dir, copy)
+                local = ["--executor", "local"]
                 steps = {
-                    "verify": ["verify", str(copy), "--executor", "local"],
-                    "resume (nothing to do)": ["resume", str(copy), "--executor", "local"],
+                    "verify": ["verify", str(copy), *local],
+                    "resume (nothing to do)": ["resume", str(copy), *local],
+                    # `status` read its parts in-process, with no --executor, before 1fbf399.
+                    "status": ["status", str(copy), *(local if version == "this" else [])],
                 }
                 if args.report:
                     out = Path(tmp) / f"report-{version}"
@@ -96,15 +117,15 @@ def main() -> None:
                     ]
                 for step, cmd in steps.items():
                     seconds, mib, stdout = probed_in(tree, cmd)
-                    if step == "verify":
-                        outputs.setdefault(step, set()).add(same_part(stdout))
+                    if step in COMPARED:
+                        outputs.setdefault(step, set()).add(COMPARED[step](stdout))
                     old = best.get((version, step))
                     best[(version, step)] = (
                         (seconds, mib) if old is None else (min(old[0], seconds), max(old[1], mib))
                     )
     same = all(len(found) == 1 for found in outputs.values())
     print(f"# this tree vs {args.base} on {run_dir} (best of {args.rounds}; peak: the largest)")
-    print(f"verify output identical: {'yes' if same else 'NO'}\n")
+    print(f"outputs identical ({', '.join(outputs)}): {'yes' if same else 'NO'}\n")
     print("| step | base s | this s | base / this | base MiB | this MiB |")
     print("|---|---:|---:|---:|---:|---:|")
     for step in dict.fromkeys(s for _, s in best):

@@ -41,6 +41,7 @@ from sweep.runner._status import failed_count
 from sweep.runner._sweep_progress import SweepProgress
 from sweep.spec._models import SweepSpec
 from sweep.spec._resolve import ResolvedSweep, resolve
+from sweep.store._parts_hash import table_digest
 from sweep.store._record import ExecutorChoice, LockInfo, Plan, Session
 from sweep.store._results import results_hash
 from sweep.store._run_store import TELEMETRY, RunRecord, RunStore, utc_now
@@ -244,7 +245,7 @@ def run_sweep(
             session, exe = _start_session(store, settings, took_over)
             run = _SessionRun(store, sweep, exe, session, settings, rearm)
             run.prepare(quarantined, record, change, PartGuard(recorded, change is not None))
-            run.done_at_start = survey.done
+            run.survey = survey
             return run.run()
 
 
@@ -344,7 +345,7 @@ class _SessionRun:
         self.started = time.perf_counter()
         self.quarantined: list[str] = []
         self.record: RunRecord | None = None
-        self.done_at_start: RangeSet | None = None  # the good parts' positions, surveyed
+        self.survey: PartSurvey | None = None  # the parts as the session's start found them
         self.written: list[str] = []  # the parts this session wrote
         self.change: EnvironmentChange | None = None
         self.guard = PartGuard((), allow=False)
@@ -387,6 +388,9 @@ class _SessionRun:
                 f"sweep resume {self.store.location}"
             ) from exc
         self.written.append(name)
+        if self.survey is not None and self.survey.hashing is not None:
+            table = outcome.result.table
+            self.survey.hashing.add(name, table_digest(table, self.total), table.schema)
         self.store.heartbeat()
         self.computed += int(outcome.indices.shape[0])
         self.failed += outcome.result.n_errors
@@ -510,7 +514,8 @@ class _SessionRun:
         quarantined = self.quarantined
         status = "failed"
         try:
-            todo, done = _todo(self.store, self.total, self.done_at_start)
+            surveyed = None if self.survey is None else self.survey.done
+            todo, done = _todo(self.store, self.total, surveyed)
             with SweepProgress(self.total, done, self.settings.progress) as bar:
                 if todo or self.change is not None:
                     self.exe.start(self.sweep)
@@ -544,17 +549,35 @@ class _SessionRun:
         it wrote cover configs no good part held, so neither needs checking again (``sweep
         verify`` checks every part). Without a start survey, every part is checked.
         """
-        if self.record is None or self.done_at_start is None:
+        if self.record is None or self.survey is None:
             return self.store.good_parts()[0]
         return sorted({*self.record.good, *self.written})
+
+    def _table_hash(self) -> str:
+        """The table hash of the good parts: a v2 one finished from the parts' digests.
+
+        The start's survey summed the good parts' digests and :meth:`write` added each part
+        the session wrote, so no part is read again (but the blocks overlapping parts share);
+        a v1 hash streams the parts' columns.
+        """
+        if self.survey is not None and self.survey.hashing is not None:
+            return self.survey.hashing.digest(self.store)
+        return results_hash(self.store.location, self._good_parts())
+
+    def _failed_before(self, done: int) -> int:
+        """Failed configs in the parts the session found (counted by the survey)."""
+        if done == 0:
+            return 0
+        if self.survey is not None:
+            return self.survey.failed
+        return failed_count(self.store, self._good_parts())
 
     def _summary(self, done: int, quarantined: list[str], status: str) -> RunSummary:
         """The summary, with the table hash (recorded) once every config is done."""
         store, total = self.store, self.total
         done_now = done + self.computed
-        good = self._good_parts() if done_now >= total or done else []
-        table_hash = results_hash(store.location, good) if done_now >= total else None
-        failed_total = self.failed if done == 0 else failed_count(store, good)
+        table_hash = self._table_hash() if done_now >= total else None
+        failed_total = self.failed + self._failed_before(done)
         if table_hash is not None:
             self._record(table_hash=table_hash)
         version = store.load_manifest().hash_version

@@ -33,18 +33,14 @@ from sweep.store._part_mapper import PartMapper, map_here
 from sweep.store._record import LockInfo, PartInfo, Session
 from sweep.store._results import results_hash, results_table
 from sweep.store._run_store import RunRecord, RunStore, read_run
-from sweep.store._survey import survey_parts
+from sweep.store._survey import PartSurvey, failed_rows, survey_parts
 from sweep.store._table_hash import TABLE_HASH_V1
 from sweep.store._top_rows import best_of_parts, top_rows
 
 
 def failed_count(store: RunStore, parts: list[str]) -> int:
     """Configs whose status is not ``ok`` in these (checked) parts."""
-    failed = 0
-    for name in parts:
-        status = store.read_part_columns(name, ["status"]).column(0)
-        failed += int(pc.sum(pc.not_equal(status, "ok")).as_py() or 0)
-    return failed
+    return sum(failed_rows(store.read_part_columns(name, ["status"])) for name in parts)
 
 
 @dataclass(frozen=True)
@@ -199,18 +195,25 @@ def run_status(
         spec_hash=manifest.run_key.spec_hash,
         total=total,
         done=done,
-        failed=failed_count(store, parts),
+        failed=survey.failed,
         remaining=total - done,
         parts=len(parts),
         bad_parts=run.bad,
         sessions=_as_ended(manifest.sessions, store.held_by_live_driver(lock)),
         last_activity=max((t for t in times if t), default=None),
-        table_hash=results_hash(run_dir, parts) if complete else None,
+        table_hash=_table_hash(store, survey, parts) if complete else None,
         lock=lock,
         live=live_rate(run, total - done),
         environments=survey.environments,
         table_hash_version=manifest.hash_version,
     )
+
+
+def _table_hash(store: RunStore, survey: PartSurvey, parts: list[str]) -> str:
+    """The table hash of the good parts: v2 finished from the survey's sums, v1 streamed."""
+    if survey.hashing is not None:
+        return survey.hashing.digest(store)
+    return results_hash(store.location, parts)
 
 
 def _as_ended(sessions: tuple[Session, ...], driver_alive: bool) -> tuple[Session, ...]:

@@ -30,7 +30,7 @@ from sweep.common._range_set import RangeSet
 from sweep.errors import RunFolderError
 from sweep.store._null_summary import MERGE_GROUP, SUMMARY_KEY, merged_summary, summary_of
 from sweep.store._part_environment import EnvironmentUse, environment_of, group_environments
-from sweep.store._parts_hash import PartsHash, combined_hash, part_rows
+from sweep.store._parts_hash import HashAccumulator, PartsHash, part_rows
 from sweep.store._record import PartInfo
 from sweep.store._row_set_hash import PartDigest, digest_rows, stored_digest
 from sweep.store._run_store import RunStore
@@ -184,7 +184,7 @@ def audited_hash(store: RunStore, audits: list[PartAudit], total: int) -> PartsH
     The same as :func:`sweep.store._parts_hash.parts_hash` with ``recompute=True``: a part
     whose stored digest disagrees with its rows is named in ``mismatched``.
     """
-    entries = []
+    hashing = HashAccumulator(total)
     mismatched = []
     for audit in audits:
         if audit.positions is None or audit.schema is None or audit.fresh is None:
@@ -192,10 +192,5 @@ def audited_hash(store: RunStore, audits: list[PartAudit], total: int) -> PartsH
         stored = stored_digest(audit.schema)
         if stored is not None and stored != audit.fresh:
             mismatched.append(audit.check.name)
-        entries.append((audit.check.name, audit.positions, audit.fresh))
-    if not audits:
-        raise RunFolderError(f"run folder {store.location!r} has no results yet")
-    schema = audits[0].schema
-    assert schema is not None
-    digest = combined_hash(store, entries, total, schema.remove_metadata())
-    return PartsHash(digest, tuple(mismatched), len(audits))
+        hashing.add(audit.check.name, audit.fresh, audit.schema)
+    return PartsHash(hashing.digest(store), tuple(mismatched), len(audits))

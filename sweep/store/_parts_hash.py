@@ -15,7 +15,7 @@ rows is named.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +25,7 @@ from sweep.errors import RunFolderError
 from sweep.store._repeats import overlaps
 from sweep.store._row_set_hash import (
     BLOCK,
+    LANES,
     Lanes,
     PartDigest,
     Rows,
@@ -80,10 +81,8 @@ def part_positions(store: RunStore, name: str) -> RangeSet:
     )
 
 
-def _usable(stored: PartDigest | None, positions: RangeSet, total: int) -> bool:
+def _usable(stored: PartDigest, positions: RangeSet, total: int) -> bool:
     """Whether a stored digest describes these positions (else it is recomputed)."""
-    if stored is None:
-        return False
     try:
         same = stored.positions == positions
         whole = whole_blocks(positions, total)
@@ -95,18 +94,123 @@ def _usable(stored: PartDigest | None, positions: RangeSet, total: int) -> bool:
     return same and stored.blocks == blocks and stored.rows == len(positions) == held + partial
 
 
-@dataclass
-class _Sum:
-    """The running v2 sum: lanes (unreduced), distinct rows, non-empty blocks."""
+def part_digest(
+    store: RunStore, name: str, schema: pa.Schema, positions: RangeSet, total: int
+) -> PartDigest:
+    """A checked part's digest: the one it stores where that describes it, else from its rows.
 
-    lanes: Lanes
+    ``schema`` is the part's (with its metadata), ``positions`` its grid positions.
+    """
+    stored = stored_digest(schema)
+    if stored is not None and _usable(stored, positions, total):
+        return stored
+    return digest_rows(part_rows(store, name), total)
+
+
+def table_digest(table: pa.Table, total: int) -> PartDigest:
+    """A batch's digest as :func:`part_digest` finds it once written: stored, else from rows."""
+    stored = stored_digest(table.schema)
+    if stored is not None:
+        index = table.column("grid_index").combine_chunks().to_numpy()
+        if _usable(stored, RangeSet.from_positions(np.asarray(index, dtype=np.int64)), total):
+            return stored
+    return digest_rows(Rows.of(table), total)
+
+
+@dataclass(eq=False)
+class HashSum:
+    """A running v2 sum: lanes (unreduced), distinct rows, non-empty blocks."""
+
+    lanes: Lanes = field(default_factory=lambda: np.zeros(LANES, dtype=np.int64))
     rows: int = 0
     blocks: int = 0
 
     def add(self, lanes: Lanes, rows: int, blocks: int, sign: int = 1) -> None:
+        """Add (``sign`` 1) or take out (-1) some blocks' sums."""
         self.lanes += sign * lanes
         self.rows += sign * rows
         self.blocks += sign * blocks
+
+    def copy(self) -> HashSum:
+        """An independent copy."""
+        return HashSum(self.lanes.copy(), self.rows, self.blocks)
+
+
+@dataclass(frozen=True, eq=False)
+class PartShare:
+    """What the hash keeps of a part once its whole blocks are summed.
+
+    Attributes
+    ----------
+    positions : RangeSet
+        Its grid positions (to find the parts that overlap).
+    partial : Rows
+        The rows of the blocks it holds only in part (assembled with other parts' rows).
+    """
+
+    positions: RangeSet
+    partial: Rows
+
+
+@dataclass(eq=False)
+class HashAccumulator:
+    """The v2 hash of parts added one at a time, in any order.
+
+    Each part's whole blocks go into :attr:`summed` as it comes (its 1,024 lanes are not
+    kept); what is kept per part is its :class:`PartShare`, a few ranges and at most 63
+    rows on each side of each run of positions. Accumulators of groups of parts
+    :meth:`merge` (a Ray task's answer is one), and :meth:`digest` finishes the hash: the
+    split blocks assembled, the blocks that overlapping parts share read again from their
+    rows, so an identical repeat counts once.
+
+    Parameters
+    ----------
+    total : int
+        Configs in the grid (where the last block ends).
+    """
+
+    total: int
+    summed: HashSum = field(default_factory=HashSum)
+    shares: dict[str, PartShare] = field(default_factory=dict)
+    schema: pa.Schema | None = None  # the parts' schema, without metadata
+
+    def add(self, name: str, digest: PartDigest, schema: pa.Schema) -> None:
+        """Add part ``name`` from its digest; ``schema`` is its schema (metadata ignored)."""
+        partial = digest.partial_rows
+        self.summed.add(digest.lane_sum, digest.rows - len(partial), digest.blocks)
+        self.shares[name] = PartShare(digest.positions, partial)
+        if self.schema is None:
+            self.schema = schema.remove_metadata()
+
+    def remove(self, name: str, digest: PartDigest) -> None:
+        """Take part ``name`` (added with ``digest``) back out."""
+        partial = digest.partial_rows
+        self.summed.add(digest.lane_sum, digest.rows - len(partial), digest.blocks, sign=-1)
+        del self.shares[name]
+
+    def merge(self, other: HashAccumulator) -> None:
+        """Add every part of ``other`` (another group of parts of the same folder)."""
+        self.summed.add(other.summed.lanes, other.summed.rows, other.summed.blocks)
+        self.shares.update(other.shares)
+        if self.schema is None:
+            self.schema = other.schema
+
+    def digest(self, store: RunStore) -> str:
+        """The table hash of the parts added (read again: only blocks that parts share)."""
+        if not self.shares or self.schema is None:
+            raise RunFolderError(f"run folder {store.location!r} has no results yet")
+        found = self.summed.copy()
+        touched = blocks_touched(overlaps([share.positions for share in self.shares.values()]))
+        pool: list[Rows] = []
+        for name, share in self.shares.items():
+            pool.append(share.partial)
+            shared = whole_blocks(share.positions, self.total).intersection(touched)
+            if shared:  # whole here, but another part holds some of it too: take it back out
+                rows = part_rows(store, name, shared)
+                found.add(*block_sums(rows), sign=-1)
+                pool.append(rows)
+        found.add(*block_sums(Rows.concat(pool)))
+        return final_hash(self.schema, found.rows, found.blocks, found.lanes)
 
 
 def parts_hash(
@@ -132,57 +236,19 @@ def parts_hash(
     """
     if not names:
         raise RunFolderError(f"run folder {store.location!r} has no results yet")
-    schema: pa.Schema | None = None
-    entries: list[tuple[str, RangeSet, PartDigest]] = []
+    hashing = HashAccumulator(total)
     mismatched: list[str] = []
     recomputed = 0
     for name in names:
-        part_schema = store.read_part_schema(name)
-        schema = schema or part_schema.remove_metadata()
-        stored = stored_digest(part_schema)
+        schema = store.read_part_schema(name)
+        stored = stored_digest(schema)
         positions = part_positions(store, name)
-        usable = _usable(stored, positions, total)
-        if usable and not recompute and stored is not None:
-            entries.append((name, positions, stored))
+        if stored is not None and not recompute and _usable(stored, positions, total):
+            hashing.add(name, stored, schema)
             continue
         fresh = digest_rows(part_rows(store, name), total)
         recomputed += 1
         if stored is not None and stored != fresh:
             mismatched.append(name)
-        entries.append((name, positions, fresh))
-    assert schema is not None
-    return PartsHash(combined_hash(store, entries, total, schema), tuple(mismatched), recomputed)
-
-
-def combined_hash(
-    store: RunStore,
-    entries: list[tuple[str, RangeSet, PartDigest]],
-    total: int,
-    schema: pa.Schema,
-) -> str:
-    """The v2 hash of parts whose digests are known: ``(name, positions, digest)`` each.
-
-    ``schema`` is the parts' schema without metadata. Overlapping parts' blocks are read
-    again from their rows (:func:`_combine`).
-    """
-    found = _combine(store, entries, total)
-    return final_hash(schema, found.rows, found.blocks, found.lanes)
-
-
-def _combine(store: RunStore, entries: list[tuple[str, RangeSet, PartDigest]], total: int) -> _Sum:
-    """Sum the parts; assemble split blocks; recompute blocks where parts overlap."""
-    touched = blocks_touched(overlaps([positions for _, positions, _ in entries]))
-    total_sum = _Sum(np.zeros(1024, dtype=np.int64))
-    pool: list[Rows] = []
-    for name, positions, digest in entries:
-        total_sum.add(digest.lane_sum, digest.rows, digest.blocks)
-        partial = digest.partial_rows
-        total_sum.rows -= len(partial)
-        pool.append(partial)
-        shared = whole_blocks(positions, total).intersection(touched)
-        if shared:  # whole here, but another part holds some of it too: take it back out
-            rows = part_rows(store, name, shared)
-            total_sum.add(*block_sums(rows), sign=-1)
-            pool.append(rows)
-    total_sum.add(*block_sums(Rows.concat(pool)))
-    return total_sum
+        hashing.add(name, fresh, schema)
+    return PartsHash(hashing.digest(store), tuple(mismatched), recomputed)

@@ -295,6 +295,7 @@ def test_a_config_held_twice_with_different_rows_is_a_conflict_never_served(
 def test_the_drivers_one_read_of_the_parts_finds_what_separate_reads_find(tmp_path, runs):
     # The driver surveys every part once at its start (checks, conflicts, done positions,
     # environments); with a conflict and a truncated part, it agrees with the separate reads.
+    from sweep.runner._status import failed_count
     from sweep.store._part_environment import environment_uses
     from sweep.store._survey import survey_parts
 
@@ -315,6 +316,11 @@ def test_the_drivers_one_read_of_the_parts_finds_what_separate_reads_find(tmp_pa
     good = [c.name for c in checks if c.ok]
     assert survey.done == store.done_ranges(good) and len(survey.done) < 60
     assert survey.environments == environment_uses(store, checks)
+    # The survey's sums give the hash and failed count of the good parts: the forged part
+    # passed its own check, was summed by its group, and came back out for its conflict.
+    assert survey.hashing is not None and set(survey.hashing.shares) == set(good)
+    assert survey.hashing.digest(store) == results_hash(run, good)
+    assert survey.failed == failed_count(store, good) == 0
 
 
 def _without_grid_values(run: Path) -> None:

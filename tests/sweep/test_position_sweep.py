@@ -64,6 +64,27 @@ def test_failures_are_recorded_per_config_and_the_sweep_goes_on(tmp_path: Path) 
         run_sweep(spec, tmp_path / "raise", progress=False, batch_size=5, on_error="raise")
 
 
+def test_a_resumed_session_counts_the_failures_its_start_found(tmp_path: Path) -> None:
+    # The first session stops after two parts of one config; the resume counts the failed
+    # configs of those parts from its start's survey (no part read again) plus its own, and
+    # finishes the table hash from the parts' digests: as `sweep status` and a fresh count.
+    from sweep.runner._status import failed_count, run_status
+    from sweep.store._results import results_hash
+    from sweep.store._run_store import RunStore
+    from tests.helpers import StopAfter
+
+    spec = spec_from_dict(_doc(f"{FIXTURES}:faulty", {"mode": [0, 1, 2, 3, 4]}))
+    run = tmp_path / "run"
+    first = run_sweep(spec, run, progress=False, batch_size=1, executor=StopAfter(2))
+    assert first.status == "incomplete" and first.failed == 1  # modes 0 and 1
+    resumed = run_sweep(spec, run, progress=False, batch_size=1)
+    store = RunStore(run)
+    good = store.good_parts()[0]
+    assert resumed.computed == 3 and resumed.failed == failed_count(store, good) == 4
+    assert resumed.table_hash == results_hash(run) == run_status(run).table_hash
+    assert run_status(run).failed == 4
+
+
 def test_costs_section_and_grid_take_the_cost_parameters() -> None:
     doc = _doc(
         f"{FIXTURES}:sma_position",
