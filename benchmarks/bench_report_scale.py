@@ -2,7 +2,8 @@
 
 For each ``--configs`` size, runs the main job's momentum sweep (synthetic panel,
 buy-and-hold benchmark, 200 joint bootstrap replications, 16 PBO blocks) widened to that
-many configs (100 lookbacks x N/100 bands) in-process, then ``sweep report`` on it, each in a
+many configs (100 lookbacks x N/100 bands) in-process, then ``sweep report --executor local``
+on it (in-process too: ``bench_report_ray.py`` compares it with a local Ray cluster), each in a
 fresh child process whose own peak RSS is read (``RUSAGE_CHILDREN`` of a probe process that
 runs only that command). The report's per-step seconds and per-step peak RSS come from its
 ``report.json`` (``generated.step_seconds`` and ``generated.step_peak_rss_mib``: each step's
@@ -97,7 +98,9 @@ def measure(configs: int, root: Path) -> Measurement:
             [*SWEEP, "run", str(spec), "--run-dir", str(run_dir), "--quiet", "--executor", "local"]
         )
     report_dir = root / f"report-{configs}"
-    seconds, rss = probed([*SWEEP, "report", str(run_dir), "--quiet", "--out", str(report_dir)])
+    seconds, rss = probed(
+        [*SWEEP, "report", str(run_dir), "--quiet", "--executor", "local", "--out", str(report_dir)]
+    )
     generated = json.loads((report_dir / "report.json").read_text())["generated"]
     return Measurement(
         configs=json.loads((run_dir / "manifest.json").read_text())["grid"]["size"],
