@@ -31,7 +31,6 @@ from stats import (
     FoldSummary,
     cpcv_paths,
     group_bounds,
-    merge_fold_summaries,
     probabilistic_sharpe_ratio,
     return_moments,
 )
@@ -329,6 +328,7 @@ def fold_table(
         One row per walk-forward fold and CPCV split (:meth:`OutOfSample.table`); the same
         wherever it was computed.
     """
+    from sweep.store._fold_summary import merge_found
     from sweep.store._run_store import RunStore
     from sweep.store._survey import survey_parts
     from sweep.store._trust import resolve_recorded
@@ -340,12 +340,7 @@ def fold_table(
             f"run folder {str(run_dir)!r}: its spec has no [validation] section, so it has no folds"
         )
     good = [c.name for c in survey_parts(store, mapper).checks if c.ok]
-    found = mapper(group_fold_summary, store, good, ())
-    summary = (
-        None
-        if not found or any(f is None for f in found)
-        else merge_fold_summaries([f for f in found if f is not None])
-    )
+    summary = merge_found(mapper(group_fold_summary, store, good, ()))
     if summary is None:
         raise RunFolderError(f"run folder {str(run_dir)!r} has no fold summaries yet")
     sweep = resolve_recorded(manifest, str(run_dir), allow_import)

@@ -564,10 +564,8 @@ class _SessionRun:
             return self.survey.hashing.digest(self.store)
         return results_hash(self.store.location, self._good_parts())
 
-    def _failed_before(self, done: int) -> int:
+    def _failed_before(self) -> int:
         """Failed configs in the parts the session found (counted by the survey)."""
-        if done == 0:
-            return 0
         if self.survey is not None:
             return self.survey.failed
         return failed_count(self.store, self._good_parts())
@@ -577,7 +575,7 @@ class _SessionRun:
         store, total = self.store, self.total
         done_now = done + self.computed
         table_hash = self._table_hash() if done_now >= total else None
-        failed_total = self.failed + self._failed_before(done)
+        failed_total = self.failed + self._failed_before()
         if table_hash is not None:
             self._record(table_hash=table_hash)
         version = store.load_manifest().hash_version

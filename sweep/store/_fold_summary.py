@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -50,9 +50,14 @@ def with_folds(table: pa.Table, summary: FoldSummary | None) -> pa.Table:
 def merged_folds(schemas: Iterable[pa.Schema]) -> FoldSummary | None:
     """Merge the fold summaries of parts; None if a part has none (no ``[validation]``)."""
     found = [(s.metadata or {}).get(FOLDS_KEY) for s in schemas]
-    if not found or any(b is None for b in found):
+    return merge_found([None if b is None else decode_folds(b) for b in found])
+
+
+def merge_found(found: Sequence[FoldSummary | None]) -> FoldSummary | None:
+    """Merge fold summaries (of parts, or of groups of parts); None if any is None or none."""
+    if not found or any(f is None for f in found):
         return None
-    return merge_fold_summaries([decode_folds(b) for b in found if b is not None])
+    return merge_fold_summaries([f for f in found if f is not None])
 
 
 def folds_digest(summary: FoldSummary) -> str:

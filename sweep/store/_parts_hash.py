@@ -15,6 +15,7 @@ rows is named.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -101,20 +102,23 @@ def part_digest(
 
     ``schema`` is the part's (with its metadata), ``positions`` its grid positions.
     """
-    stored = stored_digest(schema)
-    if stored is not None and _usable(stored, positions, total):
-        return stored
-    return digest_rows(part_rows(store, name), total)
+    return _stored_else(stored_digest(schema), positions, total, lambda: part_rows(store, name))
 
 
 def table_digest(table: pa.Table, total: int) -> PartDigest:
     """A batch's digest as :func:`part_digest` finds it once written: stored, else from rows."""
-    stored = stored_digest(table.schema)
-    if stored is not None:
-        index = table.column("grid_index").combine_chunks().to_numpy()
-        if _usable(stored, RangeSet.from_positions(np.asarray(index, dtype=np.int64)), total):
-            return stored
-    return digest_rows(Rows.of(table), total)
+    index = table.column("grid_index").combine_chunks().to_numpy()
+    positions = RangeSet.from_positions(np.asarray(index, dtype=np.int64))
+    return _stored_else(stored_digest(table.schema), positions, total, lambda: Rows.of(table))
+
+
+def _stored_else(
+    stored: PartDigest | None, positions: RangeSet, total: int, rows: Callable[[], Rows]
+) -> PartDigest:
+    """``stored`` where it describes ``positions``, else the digest of ``rows()``."""
+    if stored is not None and _usable(stored, positions, total):
+        return stored
+    return digest_rows(rows(), total)
 
 
 @dataclass(eq=False)
@@ -176,17 +180,20 @@ class HashAccumulator:
 
     def add(self, name: str, digest: PartDigest, schema: pa.Schema) -> None:
         """Add part ``name`` from its digest; ``schema`` is its schema (metadata ignored)."""
-        partial = digest.partial_rows
-        self.summed.add(digest.lane_sum, digest.rows - len(partial), digest.blocks)
-        self.shares[name] = PartShare(digest.positions, partial)
+        self.shares[name] = PartShare(digest.positions, self._count(digest, 1))
         if self.schema is None:
             self.schema = schema.remove_metadata()
 
     def remove(self, name: str, digest: PartDigest) -> None:
         """Take part ``name`` (added with ``digest``) back out."""
-        partial = digest.partial_rows
-        self.summed.add(digest.lane_sum, digest.rows - len(partial), digest.blocks, sign=-1)
+        self._count(digest, -1)
         del self.shares[name]
+
+    def _count(self, digest: PartDigest, sign: int) -> Rows:
+        """Add or take out a part's whole blocks; its split blocks' rows (pooled later)."""
+        partial = digest.partial_rows
+        self.summed.add(digest.lane_sum, digest.rows - len(partial), digest.blocks, sign)
+        return partial
 
     def merge(self, other: HashAccumulator) -> None:
         """Add every part of ``other`` (another group of parts of the same folder)."""

@@ -182,9 +182,10 @@ def _good_parts_hash(
     A part in conflict with another passed its own check, so its group added it; it is
     taken back out with the digest it was added with (read again: conflicts are rare).
     """
-    if store.load_manifest().hash_version != TABLE_HASH_V2:
+    manifest = store.load_manifest()
+    if manifest.hash_version != TABLE_HASH_V2:
         return None
-    hashing = HashAccumulator(store.load_manifest().total)
+    hashing = HashAccumulator(manifest.total)
     for group in groups:
         if group.hashing is not None:
             hashing.merge(group.hashing)
