@@ -1,8 +1,8 @@
 """A user strategy on the position API: time-series momentum with volatility targeting.
 
 Swept by ``examples/ts_momentum.toml`` (run from the repository root with
-``PYTHONPATH=examples sweep run examples/ts_momentum.toml``); see the README's
-"Writing your own strategy".
+``PYTHONPATH=examples sweep run examples/ts_momentum.toml``); see the docs'
+tutorial, "Your first own strategy".
 """
 
 import numpy as np

@@ -120,7 +120,7 @@ def minimum_detectable_effect(
     own standard error (Lo 2002; Mertens 2002, with skew and kurtosis) does not enter,
     because the test studentises the mean by ``omega``, not the Sharpe ratio. Measured by
     ``benchmarks/bench_discoveries.py``: a config planted at the MDE among null configs is
-    detected in about ``power`` of the simulated sweeps (README, "How many are real").
+    detected in about ``power`` of the simulated sweeps (docs/benchmarks/discoveries.md).
     Per-period throughout; annualise with ``sqrt(periods_per_year)``.
 
     References

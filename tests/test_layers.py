@@ -1,4 +1,4 @@
-"""The rooms of ``sweep/``: which package may import which (ARCHITECTURE.md, "Layers").
+"""The rooms of ``sweep/``: which package may import which (docs/explanation/architecture.md, "Layers").
 
 Read from the source with ``ast`` (imports inside functions and under TYPE_CHECKING count),
 so a lazy import cannot hide a wrong direction.

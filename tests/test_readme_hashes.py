@@ -1,13 +1,16 @@
-"""Every table hash the README prints comes out of the command printed next to it (issue 27).
+"""Every table hash the README and the docs print comes out of the command printed next to it.
 
-The README promises its hashes for the pinned install (``constraints.txt``, the one lock the
-README's commands install with), so the slow test first checks that the libraries which
-decide the bits are installed at the lock's versions, then runs each command into a fresh
-run folder with the in-process executor and compares the printed hash with the README's.
+The pages promise their hashes for the pinned install (``constraints.txt``, the one lock the
+README's commands install with), so the slow tests first check that the libraries which
+decide the bits are installed at the lock's versions, then run each command into a fresh
+run folder with the in-process executor and compare the printed hash with the page's.
 
-The hashes and their commands are read from README.md, never written here: a new hash that
-no command is bound to fails ``test_every_readme_hash_is_bound_to_a_command``. A hash is
-bound to a command when it is
+The hashes and their commands are read from README.md and docs/**/*.md, never written here:
+a new hash that no command is bound to fails ``test_every_readme_hash_is_bound_to_a_command``.
+Each bound hash is checked once: a paragraph's by ``test_the_readme_hash_is_what_its_command_prints``
+here, a transcript's and a python block's by ``tests/test_docs.py``, which runs every
+transcript and every python block of the pages and compares all of their shown output. A
+hash is bound to a command when it is
 
 - the output line ``table hash: <hash>`` of the nearest ``$ <command>`` line above it in the
   same fenced block (a terminal transcript);
@@ -18,9 +21,6 @@ bound to a command when it is
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import io
 import os
 import re
 import shlex
@@ -34,6 +34,8 @@ from packaging.utils import canonicalize_name
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+#: Every page that may print a hash: the README and the documentation site's sources.
+PAGES = (README, *sorted((REPO / "docs").rglob("*.md")))
 LOCK = REPO / "constraints.txt"
 
 #: The libraries whose versions decide the bits of a table (the README's hashes are promised
@@ -59,14 +61,16 @@ class Binding:
     """A hash printed in the README and what prints it."""
 
     digest: str
-    line: int  # README line number of the hash
+    line: int  # line number of the hash in its page
     kind: str  # "command" (a sweep command line) or "python" (a python block's output)
     source: str  # the command line, or the python code
+    page: str = "README.md"  # the page, relative to the repository root
+    in_transcript: bool = False  # a ``$ command`` transcript's (run whole by tests/test_docs.py)
 
     @property
     def label(self) -> str:
         what = self.source if self.kind == "command" else "python block"
-        return f"README:{self.line} {what}"
+        return f"{self.page}:{self.line} {what}"
 
 
 def segments(text: str) -> list[Segment]:
@@ -126,34 +130,48 @@ def _bind_in_paragraph(segment: Segment, digest: str) -> str | None:
     return commands[-1].group(1)
 
 
-def bindings(text: str | None = None) -> tuple[list[Binding], list[str]]:
-    """(every README hash bound to what prints it, the hashes bound to nothing, described)."""
-    segs = segments(README.read_text() if text is None else text)
-    bound: list[Binding] = []
-    unbound: list[str] = []
+def bindings(text: str | None = None, page: str = "README.md") -> tuple[list[Binding], list[str]]:
+    """(every hash of a page bound to what prints it, the hashes bound to nothing, described).
+
+    Without ``text``, every page of ``PAGES`` is read.
+    """
+    if text is None:
+        bound: list[Binding] = []
+        unbound: list[str] = []
+        for path in PAGES:
+            found = bindings(path.read_text(), str(path.relative_to(REPO)))
+            bound += found[0]
+            unbound += found[1]
+        return bound, unbound
+    segs = segments(text)
+    bound, unbound = [], []
     for index, segment in enumerate(segs):
         for offset, line in enumerate(segment.lines):
             for match in HASH.finditer(line):
                 digest, number = match.group(0), segment.first_line + offset
-                binding: Binding | None = None
-                if segment.lang is None:
-                    command = _bind_in_paragraph(segment, digest)
-                    if command:
-                        binding = Binding(digest, number, "command", command)
-                elif segment.lang == "" and index > 0 and segs[index - 1].lang == "python":
-                    if line.strip() == digest:
-                        binding = Binding(
-                            digest, number, "python", "\n".join(segs[index - 1].lines)
-                        )
-                elif segment.lang in ("", "console", "shell", "bash"):
-                    command = _bind_in_transcript(segment, offset, digest)
-                    if command:
-                        binding = Binding(digest, number, "command", command)
+                binding = _bind(segs, index, offset, digest, page)
                 if binding is None:
-                    unbound.append(f"README.md:{number}: {digest} ({line.strip()[:80]!r})")
+                    unbound.append(f"{page}:{number}: {digest} ({line.strip()[:80]!r})")
                 else:
                     bound.append(binding)
     return bound, unbound
+
+
+def _bind(segs: list[Segment], index: int, offset: int, digest: str, page: str) -> Binding | None:
+    """What prints the hash ``digest`` on line ``offset`` of segment ``index``, if anything."""
+    segment = segs[index]
+    number = segment.first_line + offset
+    if segment.lang is None:
+        command = _bind_in_paragraph(segment, digest)
+        return Binding(digest, number, "command", command, page) if command else None
+    if segment.lang == "" and index > 0 and segs[index - 1].lang == "python":
+        if segment.lines[offset].strip() != digest:
+            return None
+        return Binding(digest, number, "python", "\n".join(segs[index - 1].lines), page)
+    if segment.lang in ("", "console", "shell", "bash"):
+        command = _bind_in_transcript(segment, offset, digest)
+        return Binding(digest, number, "command", command, page, True) if command else None
+    return None
 
 
 def locked_versions() -> dict[str, str]:
@@ -300,40 +318,29 @@ def _run_command(command: str, run_dir: Path, monkeypatch: pytest.MonkeyPatch) -
     return str(found[0])
 
 
-def _run_python(code: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Run a README python block in ``folder``, in-process executor; the lines it printed."""
-    import sweep
-
-    monkeypatch.chdir(folder)
-    for name in ("run", "resume"):
-        monkeypatch.setattr(sweep, name, functools.partial(getattr(sweep, name), executor="local"))
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "README python block", "exec"), {"__name__": "__readme__"})
-    return [line.strip() for line in out.getvalue().splitlines()]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("binding", bindings()[0], ids=lambda b: b.label)
-def test_the_readme_hash_is_what_its_command_prints(
-    binding: Binding, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def check_pinned_install() -> None:
+    """Fail unless this is the install the pages' hashes are promised for."""
     mismatches = version_mismatches()
     assert not mismatches, (
-        "the README's hashes are promised for the pinned install only, and this environment "
+        "the pages' hashes are promised for the pinned install only, and this environment "
         "differs from constraints.txt:\n  " + "\n  ".join(mismatches) + "\nInstall the pins: "
         '.venv/bin/pip install -c constraints.txt -e ".[test]" (scripts/test does).'
     )
     assert sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11), (
         f"constraints.txt is the lock for CPython 3.11; this is {sys.version.split()[0]}"
     )
-    if binding.kind == "command":
-        got = _run_command(binding.source, tmp_path / "run", monkeypatch)
-        assert got == binding.digest, (
-            f"{binding.label}: the command prints table hash {got}, README.md says {binding.digest}"
-        )
-    else:
-        printed = _run_python(binding.source, tmp_path, monkeypatch)
-        assert binding.digest in printed, (
-            f"{binding.label}: the block printed {printed[:3]}..., README.md says {binding.digest}"
-        )
+
+
+PARAGRAPH_BINDINGS = [b for b in bindings()[0] if b.kind == "command" and not b.in_transcript]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("binding", PARAGRAPH_BINDINGS, ids=lambda b: b.label)
+def test_the_readme_hash_is_what_its_command_prints(
+    binding: Binding, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    check_pinned_install()
+    got = _run_command(binding.source, tmp_path / "run", monkeypatch)
+    assert got == binding.digest, (
+        f"{binding.label}: the command prints table hash {got}, the page says {binding.digest}"
+    )

@@ -41,7 +41,8 @@ from sweep.report._oos_selection import OOS_PSR_THRESHOLD
 ALPHA = 0.05
 #: The in-sample best must lose out of sample in fewer than this share of CSCV splits.
 OOS_LOSS_THRESHOLD = 0.5
-#: The null families of the README's calibration table (``benchmarks/bench_calibration.py``),
+#: The null families of the docs' calibration table (``docs/benchmarks/calibration.md``, made
+#: by ``benchmarks/bench_calibration.py``),
 #: named in the verdict: extend this tuple when the calibration table gains a family.
 CALIBRATED_NULL_FAMILIES: tuple[str, ...] = (
     "martingale",
@@ -344,8 +345,8 @@ def judge_winner(inputs: VerdictInputs) -> Verdict:
 #: What the measured error rates cover, as the verdict says it.
 CALIBRATION = (
     "This rule's false-positive rate and power were calibrated on the null families in the "
-    f"README's calibration table: {', '.join(CALIBRATED_NULL_FAMILIES)}; a market unlike "
-    "them is outside what was measured."
+    "documentation's calibration table (Benchmarks, \"The verdict's error rates\"): "
+    f"{', '.join(CALIBRATED_NULL_FAMILIES)}; a market unlike them is outside what was measured."
 )
 
 

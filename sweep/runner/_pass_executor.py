@@ -17,7 +17,7 @@ output is the same either way.
   cannot start leaves the pass here, and the choice says so. The report's PBO splits and
   recomputed returns stay here under ``auto``: a local cluster has this machine's CPUs, which
   the compiled CSCV kernel already uses, and on the 2-core development machine they gained
-  nothing as Ray tasks at 10^7 configs (README, "Very large sweeps"); they run on Ray with
+  nothing as Ray tasks at 10^7 configs (docs/benchmarks/large-sweeps.md); they run on Ray with
   ``--address`` or ``--executor ray``. The report's passes over the parts (``map_parts``)
   follow the choice.
 

@@ -1,6 +1,6 @@
 """How a run folder's files are opened, and how large each may be.
 
-A run folder is data someone else may have written (README, "Trust model"). The store
+A run folder is data someone else may have written (docs/explanation/trust-model.md). The store
 opens a file only when it is a regular file: a symbolic link is followed, and refused when
 it leads to anything else (a directory, a FIFO, a device, a socket), so a FIFO named like a
 part cannot hang ``verify`` and a link to ``/dev/zero`` cannot fill memory. A file is read

@@ -5,7 +5,7 @@ The v1 hash (:mod:`sweep.store._table_hash`) is one sha256 over the whole table 
 place. v2 is computed from per-part values that add up, so a driver combines one value per
 part, whatever the order the parts are read in and however the configs were batched.
 
-Definition (recomputable with pyarrow and hashlib, see the README's recipe):
+Definition (recomputable with pyarrow and hashlib, see docs/reference/table-hash.md):
 
 1. **Row digest** ``r = sha256(row bytes)``: every column's value in table order, as v1
    encodes values (int64 / float64 as 8 little-endian bytes exactly as stored, bool as one

@@ -6,7 +6,7 @@ Two versions. A run folder records which one it carries (``manifest.json``'s
 without the whole table; folders written before it keep ``raysweep-table-v1``, below, and
 still verify with it.
 
-Recipe (``raysweep-table-v1``), computable with pyarrow alone (see the README):
+Recipe (``raysweep-table-v1``), computable with pyarrow alone (see docs/reference/table-hash.md):
 
 1. Sort the table by ``config_id`` (byte order of the UTF-8 strings, ascending), keeping
    the first row of a config held twice (its copies are identical: parts whose copies

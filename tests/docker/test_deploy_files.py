@@ -2,7 +2,7 @@
 
 No Docker engine or Kubernetes is needed: the files are parsed (YAML, the Dockerfile's
 instructions, the entrypoint's defaults) and compared. What they cannot show (that the image
-builds, that KubeRay accepts the RayJob) is listed in docs/cluster.md.
+builds, that KubeRay accepts the RayJob) is listed in docs/how-to/cluster.md.
 """
 
 from __future__ import annotations
@@ -207,12 +207,12 @@ def test_dockerfile_base_user_and_entrypoint():
 
 
 def test_the_runbooks_custom_strategy_recipe_installs_as_root_and_ends_as_the_images_user():
-    """docs/cluster.md's ``FROM raysweep`` recipe: the base image ends as a non-root user, who
+    """docs/how-to/cluster.md's ``FROM raysweep`` recipe: the base image ends as a non-root user, who
     cannot pip-install into the system site-packages ("Permission denied")."""
-    doc = (REPO / "docs" / "cluster.md").read_text()
+    doc = (REPO / "docs" / "how-to" / "cluster.md").read_text()
     blocks = re.findall(r"```dockerfile\n(.*?)```", doc, flags=re.S)
     recipes = [dockerfile(b) for b in blocks if b.startswith("FROM raysweep")]
-    assert len(recipes) == 1, "docs/cluster.md has one custom-strategy Dockerfile recipe"
+    assert len(recipes) == 1, "docs/how-to/cluster.md has one custom-strategy Dockerfile recipe"
     steps = recipes[0]
     assert steps[0] == ("FROM", image_name())
     final_user = instructions("USER")[-1]
@@ -614,10 +614,12 @@ def test_compose_limits_every_container_and_tells_ray_the_same_cpus():
     total_cpus = sum(float(compose_default(str(s["cpus"]))) for s in services.values())
     total_memory = sum(docker_bytes(compose_default(s["mem_limit"])) for s in services.values())
     assert total_cpus <= 4 and total_memory <= 8 * 1024**3, (total_cpus, total_memory)
-    runbook = (REPO / "docs" / "cluster.md").read_text()
+    runbook = (REPO / "docs" / "how-to" / "cluster.md").read_text()
     for variable in re.findall(r"\$\{([A-Z_]+)(?::-|-)", (DOCKER / "compose.yaml").read_text()):
         if variable.endswith(("_CPUS", "_MEMORY")):
-            assert f"`{variable}`" in runbook, f"docs/cluster.md does not document {variable}"
+            assert f"`{variable}`" in runbook, (
+                f"docs/how-to/cluster.md does not document {variable}"
+            )
 
 
 def test_the_object_store_is_a_quarter_of_memory_and_fits_in_dev_shm_everywhere():
@@ -849,7 +851,7 @@ def test_kuberay_needs_v1_6_and_offers_no_fallback_that_cannot_work():
     assert spec["authOptions"] == {"mode": "token", "secretName": "raysweep-ray-auth"}
     texts = {
         "rayjob.yaml": (DOCKER / "kuberay" / "rayjob.yaml").read_text(),
-        "cluster.md": (REPO / "docs" / "cluster.md").read_text(),
+        "cluster.md": (REPO / "docs" / "how-to" / "cluster.md").read_text(),
     }
     for name, text in texts.items():
         flat = " ".join(text.split())
@@ -916,7 +918,7 @@ def test_rayjob_head_is_kept_off_spot_nodes_on_gke_eks_and_aks():
         "docker/compose.yaml",
         "docker/kuberay/rayjob.yaml",
         "docker/kuberay/pvc.yaml",
-        "docs/cluster.md",
+        "docs/how-to/cluster.md",
     ],
 )
 def test_the_runbook_and_files_exist(path):
@@ -961,7 +963,7 @@ def test_every_pod_names_the_same_image_pull_secret():
     pods = {**ray_pods(), "inspect": kuberay()["Pod"]["spec"]}
     for name, pod in pods.items():
         assert pod.get("imagePullSecrets") == [{"name": "raysweep-pull"}], name
-    runbook = (REPO / "docs" / "cluster.md").read_text()
+    runbook = (REPO / "docs" / "how-to" / "cluster.md").read_text()
     assert "kubectl create secret docker-registry raysweep-pull" in runbook
 
 

@@ -70,7 +70,10 @@ def test_paragraph_states_the_calibration_the_detectable_size_the_count_and_next
     luck = judge_winner(inputs(sweep_pvalue=0.3, **sized))
     assert luck.likely_real is False
     text = luck.paragraph
-    assert "calibrated on the null families in the README's calibration table: " in text
+    assert (
+        "calibrated on the null families in the documentation's calibration table (Benchmarks, \"The verdict's error rates\"): "
+        in text
+    )
     assert ", ".join(CALIBRATED_NULL_FAMILIES) in text and "GARCH(1,1)-t" in text
     assert luck.calibrated_on == CALIBRATED_NULL_FAMILIES
     assert "At this length (25.0 years) and over 1,000 configurations" in text

@@ -330,18 +330,20 @@ def test_a_manifest_of_an_unknown_format_is_refused_naming_versions(tmp_path):
         sweep.resume(tmp_path / "r")
 
 
-def test_the_readme_example_runs_as_written_and_prints_its_hash(tmp_path, monkeypatch, capsys):
+def test_the_docs_python_api_example_runs_as_written_and_prints_its_hash(
+    tmp_path, monkeypatch, capsys
+):
     import re
 
     sp500_path()  # skipped where the real sample is not installed
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tutorial" / "python.md").read_text()
     found = re.search(
         r"<!-- python-api-example -->\n```python\n(.*?)```\n\n```\n(.*?)```", text, re.S
     )
     assert found is not None
     code, shown = found.groups()
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README Python API example", "exec"), {})
+    exec(compile(code, "docs Python API example", "exec"), {})
     printed = capsys.readouterr().out
     assert printed.splitlines()[0] == shown.splitlines()[0]
     assert printed.splitlines()[1] == shown.splitlines()[1]

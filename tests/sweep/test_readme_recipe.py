@@ -1,4 +1,4 @@
-"""The README's table-hash recipes, run as written, give the code's hashes (v1 and v2)."""
+"""The docs' table-hash recipes, run as written, give the code's hashes (v1 and v2)."""
 
 import re
 from pathlib import Path
@@ -8,11 +8,11 @@ import pytest
 from sweep import results_hash, run_sweep, spec_from_dict
 from tests.helpers import read_part_table, small_spec_dict
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RECIPES = Path(__file__).resolve().parents[2] / "docs" / "reference" / "table-hash.md"
 
 
 def _recipe(marker: str) -> str:
-    text = README.read_text()
+    text = RECIPES.read_text()
     return re.search(rf"<!-- {marker} -->\n```python\n(.*?)```", text, re.S).group(1)
 
 
