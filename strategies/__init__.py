@@ -12,6 +12,7 @@ from strategies._accounting import (
     account,
     asset_returns,
 )
+from strategies._bar_fills import EXIT_PARAMS, Execution, ExitCounts, Exits
 from strategies._lookahead import LookaheadReport, check_lookahead
 from strategies._panel import Panel, panel_fingerprint
 from strategies._position import PositionStrategy, position_strategy
@@ -28,9 +29,13 @@ from strategies._strategy_errors import StrategyError, close_matches
 __all__ = [
     "BUILTINS",
     "COST_PARAMS",
+    "EXIT_PARAMS",
     "Accounts",
     "Book",
     "Costs",
+    "Execution",
+    "ExitCounts",
+    "Exits",
     "LookaheadReport",
     "Panel",
     "Param",

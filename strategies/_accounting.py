@@ -7,12 +7,24 @@ model and the order of operations are stated once, in :func:`account`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from strategies._bar_fills import (
+    EXIT_NAMES,
+    EXIT_PARAMS,
+    Execution,
+    ExitCounts,
+    Exits,
+    _bar_row,
+    _bar_rows,
+    bar_fields,
+)
 from strategies._panel import Panel
 from strategies._protocol import Param
 from strategies._strategy_errors import StrategyError
@@ -127,7 +139,17 @@ class Accounts:
     equity : ndarray of float64, shape (T,)
         Equity marked at each close before that close's trade (``equity[0] = capital``).
     n_trades : int
-        Number of (asset, period) pairs in which the holding changed.
+        Number of (asset, period) pairs in which the holding changed; in a bar book, the
+        number of fills (a reversal is one, a stop exit is one).
+    exit_counts : ExitCounts or None
+        In a bar book (exit levels or next-open fills), what decided each exit.
+    equity_after : ndarray of float64, shape (T,), or None
+        In a bar book, equity after each close's trades (``equity`` less their costs): the
+        value vectorbt reports at a bar.
+    fills : ndarray of float64, shape (n_trades, 5), or None
+        In a bar book asked for its fills (``account(..., fills=True)``), one row per fill:
+        bar, asset index, shares traded (negative: sold), price before slippage, and why
+        (0 an order, 1 the stop-loss, 2 the take-profit, 3 the trailing stop).
     """
 
     returns: NDArray[np.float64]
@@ -135,6 +157,9 @@ class Accounts:
     costs: NDArray[np.float64]
     equity: NDArray[np.float64]
     n_trades: int
+    exit_counts: ExitCounts | None = None
+    equity_after: NDArray[np.float64] | None = None
+    fills: NDArray[np.float64] | None = None
 
 
 def asset_returns(close: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -280,12 +305,17 @@ def _account_row(weights, close, tradable, rates, rules, out):  # type: ignore[n
     return trades
 
 
-def account(
+def account(  # noqa: PLR0913 - the accounting's inputs, each a published convention
     weights: NDArray[np.float64],
     close: NDArray[np.float64],
     tradable: NDArray[np.bool_],
     costs: Costs,
     book: Book,
+    *,
+    exits: Exits | None = None,
+    execution: Execution | None = None,
+    fields: dict[str, NDArray[np.float64]] | None = None,
+    fills: bool = False,
 ) -> Accounts:
     """Book one config's target weights: fills, costs, turnover, net returns and equity.
 
@@ -303,11 +333,28 @@ def account(
         Fees, slippage, fixed fee, borrow and starting capital.
     book : Book
         Long-only and the gross-leverage cap.
+    exits : Exits, optional
+        Stop-loss, take-profit and trailing-stop levels. Given (even with every level off),
+        the weights are booked by the bar book below; None (default): by the close book.
+    execution : Execution, optional
+        When orders fill (the close, or the next open) and the rule for a bar that holds
+        both a stop and the take-profit (default: the close, stop first).
+    fields : dict of str to ndarray, optional
+        The panel's ``open``, ``high`` and ``low`` (shaped like ``close``), needed by exit
+        levels and next-open fills.
+    fills : bool
+        In a bar book, also return every fill (:attr:`Accounts.fills`).
 
     Returns
     -------
     Accounts
         Returns, turnover and costs per period, equity per close and the trade count.
+
+    Raises
+    ------
+    StrategyError
+        When exit levels or next-open fills are asked for and ``fields`` lacks the open,
+        high or low.
 
     Notes
     -----
@@ -337,9 +384,47 @@ def account(
     period that ends at the fill, so the two equity series agree at every close without a
     trade and in total. If equity falls to zero or below, that period's return is -1 and
     the book is closed (later returns are zero: ruin).
+
+    **The bar book.** With ``exits`` given (a grid with an exit-level axis: its configs
+    with every level off are booked the same way, so they compare with the others) or
+    ``fill="next_open"`` the book trades orders, not drift: an asset is traded when its
+    target weight (after the listing mask, long-only and the leverage cap) differs from the
+    last one acted on, and its shares are held otherwise (a constant weight is not
+    rebalanced). Per period ``t -> t + 1``:
+
+    1. At the close of ``t``: ``V_t`` is marked, and each changed target is traded at
+       ``close_t`` as in step 3 above (``fill="close"``), or queued for the next open
+       (``fill="next_open"``). An entry (a position from flat, or a reversal) sets the
+       entry price, the reference of every level: the close, or the open it filled at.
+    2. ``fill="next_open"``: the queued orders fill at ``open_{t+1}``, to ``w V / open``
+       shares with ``V`` the book marked at the opens, slippage and fees as at the close.
+    3. Exits on bar ``t + 1``, for every position held (with ``fill="close"`` the entry bar
+       is never checked: the position opened at its close; with ``"next_open"`` it is,
+       after the fill at its open). A long's stop is the higher of ``entry (1 - stop_loss)``
+       and ``best (1 - trailing_stop)`` (``best``: the highest high since the entry, the
+       entry price at first), its take-profit ``entry (1 + take_profit)``; a short's the
+       mirror image. A bar that opens beyond a level fills at the **open** (a gap: a stop
+       fills worse than its level only there); otherwise a level within
+       ``[low, high]`` fills at the level. A bar whose range holds both the stop and the
+       take-profit is counted (``ambiguous``) and resolved by ``execution.ambiguous``
+       (stop first by default, as vectorbt and backtesting.py do). Slippage and fees apply
+       to an exit fill as to any fill. Then ``best`` is updated with the bar's high (a
+       long) or low (a short): a trailing level never uses the bar that moves it.
+    4. After an exit the asset stays flat: its target at the exit bar's close is ignored,
+       and it trades again at the first later close where the target's sign differs from
+       its sign at the exit bar's close (it changed sign, or went to zero; from zero, the
+       next departure enters).
+    5. Borrow, then ``V_{t+1}`` at ``close_{t+1}`` as above: exits are booked in the period
+       of their bar.
+
+    With ``fill="close"`` and weights of constant magnitude this is vectorbt's
+    ``Portfolio.from_signals`` with ``open``, ``high``, ``low``, ``sl_stop``, ``tp_stop``
+    (or ``sl_trail``), ``size_type="value"``, ``stop_entry_price="close"``,
+    ``stop_exit_price="stopmarket"`` and ``upon_stop_exit="close"``, bar for bar
+    (``tests/strategies/test_bar_fills_peers.py``).
     """
     n_dates = close.shape[0]
-    rates = np.array(
+    rates = np.array(  # as _rates computes them for a batch: the same bits
         [
             costs.fee_bps * BPS,
             costs.slippage_bps * BPS,
@@ -349,6 +434,10 @@ def account(
         ]
     )
     cap = 0.0 if book.max_leverage is None else float(book.max_leverage)
+    execution = execution or Execution()
+    if exits is not None or execution.fill == "next_open":
+        settings = np.concatenate([rates, _bar_settings(book, cap, exits or Exits(), execution)])
+        return _book_bars(weights, close, tradable, settings, fields or {}, fills)
     rules = np.array([1.0 if book.long_only else 0.0, cap])
     out = np.empty((4, n_dates))
     n_trades = _account_row(
@@ -362,3 +451,149 @@ def account(
     returns, turnover, charged = out[0, :-1], out[1, :-1], out[2, :-1]
     equity = out[3]
     return Accounts(returns, turnover, charged, equity, int(n_trades))
+
+
+def _bar_settings(book: Book, cap: float, exits: Exits, execution: Execution) -> list[float]:
+    """The bar kernel's settings after the rates (see :func:`strategies._bar_fills._bar_row`)."""
+    return [
+        1.0 if book.long_only else 0.0,
+        cap,
+        1.0 if execution.fill == "next_open" else 0.0,
+        1.0 if execution.ambiguous == "take_profit_first" else 0.0,
+        exits.stop_loss,
+        exits.take_profit,
+        exits.trailing_stop,
+    ]
+
+
+def _bar_inputs(
+    weights: NDArray[np.float64],
+    close: NDArray[np.float64],
+    tradable: NDArray[np.bool_],
+    fields: Mapping[str, NDArray[np.float64]],
+    settings: NDArray[np.float64],
+) -> tuple[NDArray[Any], ...]:
+    """The bar kernel's arrays: weights, close, open, high, low, tradable (contiguous).
+
+    ``settings`` (k, 12) are the configs' (see :func:`_bar_settings`); when none sets a
+    level and they fill at the close, the bars are never read and may be missing.
+    """
+    close = np.ascontiguousarray(close, dtype=np.float64)
+    if not settings[:, -3:].any() and not settings[:, 7].any():
+        fields = {"open": close, "high": close, "low": close, **fields}
+    opens, high, low = bar_fields(dict(fields), close)
+    return (
+        np.ascontiguousarray(weights, dtype=np.float64),
+        close,
+        opens,
+        high,
+        low,
+        np.ascontiguousarray(tradable, dtype=np.bool_),
+    )
+
+
+def _book_bars(
+    weights: NDArray[np.float64],
+    close: NDArray[np.float64],
+    tradable: NDArray[np.bool_],
+    settings: NDArray[np.float64],
+    fields: dict[str, NDArray[np.float64]],
+    fills: bool,
+) -> Accounts:
+    """The bar book of :func:`account` (exit levels, next-open fills)."""
+    w, c, o, h, lo, live = _bar_inputs(weights, close, tradable, fields, settings[np.newaxis, :])
+    counts = np.zeros(4, dtype=np.int64)
+    out = np.empty((5, close.shape[0]))
+    log = np.empty((2 * close.size + 1 if fills else 0, 5))
+    n_fills = _bar_row(w, c, o, h, lo, live, settings, counts, out, log)
+    return Accounts(
+        out[0, :-1],
+        out[1, :-1],
+        out[2, :-1],
+        out[3],
+        int(n_fills),
+        ExitCounts(*(int(c) for c in counts)),
+        out[4],
+        log[:n_fills] if fills else None,
+    )
+
+
+def _rates(values: Mapping[str, NDArray[Any]]) -> NDArray[np.float64]:
+    """(k, 5) fee, slippage, fixed fee, borrow, capital of k configs (defaults where absent)."""
+    defaults = {p.name: p.default for p in COST_PARAMS}
+    n = len(next(iter(values.values()))) if values else 1
+    column = {
+        k: np.asarray(values.get(k, np.full(n, defaults[k])), dtype=np.float64) for k in COST_NAMES
+    }
+    return np.column_stack(
+        [
+            column["fee_bps"] * BPS,
+            column["slippage_bps"] * BPS,
+            column["fixed_fee"],
+            column["borrow_bps"] * BPS,
+            column["capital"],
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class BarBatch:
+    """The bar book of configs that hold the same weights (see :func:`account_bars`).
+
+    Attributes
+    ----------
+    returns, turnover : ndarray of float64, shape (k, T - 1)
+        As :attr:`Accounts.returns` and :attr:`Accounts.turnover`, one row per config.
+    n_trades : ndarray of int64, shape (k,)
+        Fills per config.
+    exit_counts : ndarray of int64, shape (k, 4)
+        Exits by the stop-loss, the take-profit and the trailing stop, and ambiguous bars.
+    """
+
+    returns: NDArray[np.float64]
+    turnover: NDArray[np.float64]
+    n_trades: NDArray[np.int64]
+    exit_counts: NDArray[np.int64]
+
+
+def account_bars(
+    weights: NDArray[np.float64],
+    close: NDArray[np.float64],
+    tradable: NDArray[np.bool_],
+    values: Mapping[str, NDArray[Any]],
+    book: Book,
+    execution: Execution,
+    fields: Mapping[str, NDArray[np.float64]],
+) -> BarBatch:
+    """Book k configs that hold the same weights in the bar book, in one compiled call.
+
+    Each row is bit for bit what :func:`account` gives that config alone with
+    ``exits=Exits(...)`` (the same kernel, the same settings); the batch only saves the
+    Python work per config (a run of configs differing in costs or exit levels).
+
+    Parameters
+    ----------
+    weights, close, tradable
+        As :func:`account`.
+    values : mapping of str to ndarray
+        Per config (length k) cost and exit parameters; absent ones take their defaults.
+    book, execution, fields
+        As :func:`account`.
+
+    Returns
+    -------
+    BarBatch
+        Returns, turnover, fill counts and exit counts of the k configs.
+    """
+    n = len(next(iter(values.values()))) if values else 1
+    cap = 0.0 if book.max_leverage is None else float(book.max_leverage)
+    rules = _bar_settings(book, cap, Exits(), execution)[:4]
+    exit_values = {p.name: p.default for p in EXIT_PARAMS}
+    levels = [np.asarray(values.get(k, np.full(n, exit_values[k])), np.float64) for k in EXIT_NAMES]
+    settings = np.column_stack([_rates(values), np.tile(rules, (n, 1)), *levels])
+    w, c, o, h, lo, live = _bar_inputs(weights, close, tradable, fields, settings)
+    out = np.empty((n, 5, close.shape[0]))
+    counts = np.zeros((n, 4), dtype=np.int64)
+    fills = np.zeros(n, dtype=np.int64)
+    _bar_rows(w, c, o, h, lo, live, np.ascontiguousarray(settings), counts, out, fills)
+    return BarBatch(out[:, 0, :-1], out[:, 1, :-1], fills, counts)

@@ -8,7 +8,8 @@ other finds:
   barely moves a statistic of the whole sample: the sign of the full-sample mean return,
   the ranking of the assets over the whole sample, the date of the full-sample maximum;
 - **mirror**: the path after ``t`` reflected about the close at ``t`` (each later return
-  negated: ``p' = p_t**2 / p`` for every price field, high and low swapped, volume kept).
+  negated: ``p' = p_t**2 / p`` for every price field, high and low swapped after ``t``,
+  volume kept).
   The later part of the sample then trends the other way, so such a statistic changes
   whenever the part after ``t`` decides it (the earliest cuts, where most of the sample
   lies after ``t``).
@@ -131,19 +132,22 @@ def _perturbed(panel: Panel, cut: int, rng: np.random.Generator, scale: float) -
 def _mirrored(panel: Panel, cut: int) -> Panel:
     """The mirror perturbation: every price after ``cut`` becomes ``close[cut]**2 / price``.
 
-    Each later return is negated (in log terms) and the path stays positive; high and low
-    swap (the reflection reverses their order); a field that is not a price is kept.
+    Each later return is negated (in log terms) and the path stays positive; after the cut,
+    high and low swap (the reflection reverses their order; rows up to the cut are left as
+    they are); a field that is not a price is kept.
     """
     pivot = panel.close[cut] * panel.close[cut]
+    later = slice(cut + 1, None)
 
     def mirror(values: NDArray[np.float64]) -> NDArray[np.float64]:
         out = values.copy()
-        out[cut + 1 :] = pivot / values[cut + 1 :]
+        out[later] = pivot / values[later]
         return out
 
     fields = {k: mirror(v) if k in PRICE_FIELDS else v.copy() for k, v in panel.fields.items()}
     if "high" in fields and "low" in fields:
-        fields["high"], fields["low"] = fields["low"], fields["high"]
+        high, low = fields["high"], fields["low"]
+        high[later], low[later] = low[later].copy(), high[later].copy()
     return Panel(panel.dates, panel.assets, mirror(panel.close), fields, panel.live)
 
 

@@ -3,7 +3,8 @@
 A user writes ``weights = f(prices, **params)`` and registers it with
 :func:`position_strategy`; the decorator returns a :class:`PositionStrategy`, an object that
 satisfies the :class:`strategies.Strategy` protocol, so the engine sweeps it like any
-batch kernel.
+batch kernel. A function that names ``open``, ``high``, ``low`` or ``volume`` among its
+arguments receives that panel field too (:data:`FIELD_ARGUMENTS`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from strategies._accounting import COST_NAMES, COST_PARAMS, Book, account, costs_of
+from strategies._accounting import (
+    COST_NAMES,
+    COST_PARAMS,
+    Book,
+    account,
+    account_bars,
+    costs_of,
+)
+from strategies._bar_fills import EXIT_NAMES, EXIT_PARAMS, Execution
 from strategies._panel import Panel, immutable_copy, read_only_hint
 from strategies._protocol import Param, StrategyOutput
 from strategies._strategy_errors import StrategyError, close_matches
@@ -31,6 +40,8 @@ Inputs = Literal["numpy", "pandas"]
 KINDS = ("int", "float", "bool")
 #: Name of the optional function argument that receives the config's own random generator.
 RNG_ARGUMENT = "rng"
+#: Panel fields a function receives, shaped and masked like its prices, when it names them.
+FIELD_ARGUMENTS = ("open", "high", "low", "volume")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
@@ -81,8 +92,9 @@ class PositionStrategy:
     """A strategy written as one function of prices and one config's parameters.
 
     Made by :func:`position_strategy`; satisfies :class:`strategies.Strategy`. Its
-    ``params`` are the declared parameters followed by the cost parameters of the shared
-    accounting (:data:`strategies.COST_PARAMS`).
+    ``params`` are the declared parameters followed by the cost parameters and the exit
+    levels of the shared accounting (:data:`strategies.COST_PARAMS`,
+    :data:`strategies.EXIT_PARAMS`).
 
     Attributes
     ----------
@@ -90,15 +102,23 @@ class PositionStrategy:
         Identity of the strategy (``version`` must change whenever results change).
     params : tuple of Param
         Declared parameters, then ``fee_bps``, ``slippage_bps``, ``fixed_fee``,
-        ``borrow_bps``, ``capital``.
+        ``borrow_bps``, ``capital``, then the optional exit levels ``stop_loss``,
+        ``take_profit``, ``trailing_stop`` (:data:`strategies.EXIT_PARAMS`).
+    execution : Execution
+        When orders fill and how a bar holding both a stop and the take-profit resolves;
+        a rule other than the default is appended to ``version`` (another config id).
     func : callable
         The position function.
     book : Book
         Long-only and gross-leverage cap.
     inputs : {"numpy", "pandas"}
-        What the function receives as prices.
+        What the function receives as prices (and as each field it reads).
     jit : bool
         Whether the function is compiled with numba (numpy inputs only).
+    fields : frozenset of str
+        The panel fields the function reads besides the close: those of
+        :data:`FIELD_ARGUMENTS` it names among its arguments after the prices. A sweep on
+        data without one of them is refused before anything runs.
     """
 
     def __init__(
@@ -111,18 +131,22 @@ class PositionStrategy:
         book: Book,
         inputs: Inputs,
         jit: bool,
+        execution: Execution | None = None,
     ) -> None:
         self.func = func
         self.name = name
-        self.version = version
+        self.execution = execution or Execution()
+        self.version = version + self.execution.identity()
         self.declared: tuple[Param, ...] = tuple(params)
-        self.params: tuple[Param, ...] = (*self.declared, *COST_PARAMS)
+        self.params: tuple[Param, ...] = (*self.declared, *COST_PARAMS, *EXIT_PARAMS)
         self.book = book
         self.inputs: Inputs = inputs
         self.jit = jit
         #: The accounting forces weights to zero where an asset is not listed.
         self.honours_listings = True
-        self.wants_rng = RNG_ARGUMENT in inspect.signature(func).parameters
+        arguments = list(inspect.signature(func).parameters)
+        self.wants_rng = RNG_ARGUMENT in arguments
+        self.fields: frozenset[str] = frozenset(set(FIELD_ARGUMENTS) & set(arguments[1:]))
         self._compiled: Callable[..., Any] | None = None
         self.__doc__ = func.__doc__
         self.__module__ = func.__module__
@@ -172,14 +196,29 @@ class PositionStrategy:
         ``prices.flags.writeable = True`` to write into them fails, naming it, instead of
         changing the prices the next config sees (results that would depend on the batch).
         """
-        prices = panel.close.copy()
+        return self._as_input(panel, panel.close)
+
+    def _as_input(self, panel: Panel, values: NDArray[np.float64]) -> Any:
+        """``values`` (shaped like the close) as the function sees it: masked, read-only."""
+        masked = np.array(values, dtype=np.float64, order="C")
         if panel.live is not None:
-            prices[~panel.live] = np.nan
-        prices = immutable_copy(prices)
+            masked[~panel.live] = np.nan
+        frozen = immutable_copy(masked)
         if self.inputs == "numpy":
-            return prices
+            return frozen
         index = pd.DatetimeIndex(panel.dates)
-        return pd.DataFrame(prices, index=index, columns=list(panel.assets), copy=False)
+        return pd.DataFrame(frozen, index=index, columns=list(panel.assets), copy=False)
+
+    def _fields(self, panel: Panel) -> dict[str, Any]:
+        """The fields the function reads, each as its prices are (NaN where not listed)."""
+        missing = sorted(self.fields - set(panel.fields))
+        if missing:
+            raise StrategyError(
+                f"strategy {self.name!r} reads the panel field {missing[0]!r}, which the panel "
+                f"does not have (it reads {sorted(self.fields)}; the panel has "
+                f"{['close', *sorted(panel.fields)]})"
+            )
+        return {name: self._as_input(panel, panel.fields[name]) for name in sorted(self.fields)}
 
     def weights(
         self,
@@ -188,6 +227,7 @@ class PositionStrategy:
         rng: np.random.Generator | None = None,
         *,
         prices: Any = None,
+        fields: Mapping[str, Any] | None = None,
     ) -> NDArray[np.float64]:
         """Call the function for one config and check what it returns.
 
@@ -202,6 +242,9 @@ class PositionStrategy:
             Passed as ``rng`` when the function takes it.
         prices : optional
             The function's prices if already built by :meth:`prices_for` (saves a copy).
+        fields : mapping of str to array or DataFrame, optional
+            The function's field arguments if already built by :meth:`fields_for` (saves a
+            copy each); built from ``panel`` when omitted.
 
         Returns
         -------
@@ -212,8 +255,8 @@ class PositionStrategy:
         ------
         StrategyError
             The function raised, or returned something that is not a finite (T, A) array
-            of numbers where the assets are listed; the message names the strategy and the
-            config.
+            of numbers where the assets are listed, or it reads a field the panel does not
+            have; the message names the strategy and the config.
         """
         kwargs = self._arguments(config)
         shown = f"config {describe_config(kwargs)}" if kwargs else "no declared parameters"
@@ -223,6 +266,8 @@ class PositionStrategy:
         data = self._prices(panel) if prices is None else prices
         if isinstance(data, pd.DataFrame):
             data = data.copy(deep=False)  # a column the function adds stays in its own call
+        for key, value in (self._fields(panel) if fields is None else fields).items():
+            kwargs[key] = value.copy(deep=False) if isinstance(value, pd.DataFrame) else value
         try:
             out = self._callable()(data, **kwargs)
         except Exception as exc:
@@ -234,6 +279,14 @@ class PositionStrategy:
     def prices_for(self, panel: Panel) -> Any:
         """The prices argument the function receives for ``panel`` (built once per batch)."""
         return self._prices(panel)
+
+    def fields_for(self, panel: Panel) -> dict[str, Any]:
+        """The field arguments the function receives for ``panel`` (built once per batch).
+
+        One entry per name in :attr:`fields`, shaped, masked and read-only as the prices;
+        a :class:`StrategyError` names a field the panel does not have.
+        """
+        return self._fields(panel)
 
     def _arguments(self, config: Mapping[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
@@ -281,6 +334,22 @@ class PositionStrategy:
             )
         return weights
 
+    def _runs(self, params: Mapping[str, NDArray[Any]], n: int) -> list[tuple[int, int]]:
+        """(start, end) of each run of consecutive configs with the same declared values.
+
+        Every config is a run of its own when the function takes ``rng``.
+        """
+        change = np.ones(n, dtype=bool)
+        if not self.wants_rng:
+            change[1:] = False
+            for p in self.declared:
+                if p.name in params:
+                    values = np.asarray(params[p.name])
+                    change[1:] |= values[1:] != values[:-1]
+        starts = np.flatnonzero(change)
+        ends = [*starts[1:].tolist(), n]
+        return list(zip(starts.tolist(), ends, strict=True))
+
     def evaluate(
         self,
         panel: Panel,
@@ -305,17 +374,40 @@ class PositionStrategy:
         turnover = np.empty((n, n_ret))
         n_trades = np.empty(n, dtype=np.int64)
         prices = self._prices(panel)
+        fields = self._fields(panel)
         tradable = panel.live_mask
         declared = {p.name: p for p in self.params}
-        for j in range(n):
-            config = {k: _python_value(declared[k], v[j]) for k, v in params.items()}
-            rng = rngs[j] if self.wants_rng else None
-            weights = self.weights(panel, config, rng, prices=prices)
-            booked = account(
-                weights, panel.close, tradable, costs_of(_cost_values(config)), self.book
-            )
-            returns[j], turnover[j], n_trades[j] = booked.returns, booked.turnover, booked.n_trades
-        return StrategyOutput(returns, turnover, n_trades)
+        counted = any(name in params for name in EXIT_NAMES)
+        bars = counted or self.execution.fill == "next_open"
+        exit_counts = np.zeros((n, 4), dtype=np.int64) if counted else None
+        book_values = [k for k in params if k in COST_NAMES or k in EXIT_NAMES]
+        for lo, hi in self._runs(params, n):
+            # A run of configs differing only in costs or exit levels holds the same weights:
+            # the function runs once for it (a function taking rng: once per config).
+            config = {k: _python_value(declared[k], v[lo]) for k, v in params.items()}
+            rng = rngs[lo] if self.wants_rng else None
+            weights = self.weights(panel, config, rng, prices=prices, fields=fields)
+            if bars:
+                batch = account_bars(
+                    weights,
+                    panel.close,
+                    tradable,
+                    {k: params[k][lo:hi] for k in book_values},
+                    self.book,
+                    self.execution,
+                    panel.fields,
+                )
+                returns[lo:hi], turnover[lo:hi] = batch.returns, batch.turnover
+                n_trades[lo:hi] = batch.n_trades
+                if exit_counts is not None:
+                    exit_counts[lo:hi] = batch.exit_counts
+                continue
+            for j in range(lo, hi):
+                costs = {k: float(params[k][j]) for k in book_values}
+                booked = account(weights, panel.close, tradable, costs_of(costs), self.book)
+                returns[j], turnover[j] = booked.returns, booked.turnover
+                n_trades[j] = booked.n_trades
+        return StrategyOutput(returns, turnover, n_trades, exit_counts)
 
 
 def _aligned(frame: pd.DataFrame, panel: Panel, label: str) -> Any:
@@ -356,10 +448,6 @@ def _restored(cls: type[PositionStrategy], state: dict[str, Any]) -> PositionStr
     return obj
 
 
-def _cost_values(config: Mapping[str, Any]) -> dict[str, float]:
-    return {k: float(config[k]) for k in COST_NAMES if k in config}
-
-
 def _check_declarations(name: str, func: Callable[..., Any], params: Sequence[Param]) -> None:
     """Refuse declarations the function cannot take, at decoration time."""
     where = f"position_strategy {name!r}"
@@ -385,10 +473,12 @@ def _check_declarations(name: str, func: Callable[..., Any], params: Sequence[Pa
         if p.name in seen:
             raise StrategyError(f"{where}: parameter {p.name!r} is declared twice")
         seen.add(p.name)
-        if p.name in COST_NAMES or p.name == RNG_ARGUMENT:
+        reserved = (*COST_NAMES, *EXIT_NAMES, RNG_ARGUMENT, *FIELD_ARGUMENTS)
+        if p.name in reserved:
             raise StrategyError(
                 f"{where}: parameter name {p.name!r} is reserved (cost parameters "
-                f"{list(COST_NAMES)} and {RNG_ARGUMENT!r} are provided by the engine)"
+                f"{list(COST_NAMES)}, exit levels {list(EXIT_NAMES)}, {RNG_ARGUMENT!r} and "
+                f"the panel fields {list(FIELD_ARGUMENTS)} are provided by the engine)"
             )
         if p.kind not in KINDS:
             raise StrategyError(
@@ -404,7 +494,8 @@ def _check_declarations(name: str, func: Callable[..., Any], params: Sequence[Pa
     named = (*positional, inspect.Parameter.KEYWORD_ONLY)
     for arg in args[1:]:
         missing = arg.default is inspect.Parameter.empty and arg.kind in named
-        if missing and arg.name not in seen and arg.name != RNG_ARGUMENT:
+        provided = arg.name == RNG_ARGUMENT or arg.name in FIELD_ARGUMENTS
+        if missing and arg.name not in seen and not provided:
             raise StrategyError(
                 f"{where}: the function's argument {arg.name!r} has no default and is "
                 f"not declared (declared: {sorted(seen)}); declare it with "
@@ -449,8 +540,10 @@ def position_strategy(
     max_leverage: float | None = None,
     inputs: Inputs = "numpy",
     jit: bool = False,
+    fill: str = "close",
+    ambiguous: str = "stop_first",
 ) -> Callable[[Callable[..., Any]], PositionStrategy]: ...
-def position_strategy(
+def position_strategy(  # noqa: PLR0913 - keyword-only options of a public decorator
     func: Callable[..., Any] | None = None,
     /,
     *,
@@ -461,6 +554,8 @@ def position_strategy(
     max_leverage: float | None = None,
     inputs: Inputs = "numpy",
     jit: bool = False,
+    fill: str = "close",
+    ambiguous: str = "stop_first",
 ) -> PositionStrategy | Callable[[Callable[..., Any]], PositionStrategy]:
     """Register ``weights = f(prices, **params)`` as a strategy the engine can sweep.
 
@@ -471,9 +566,11 @@ def position_strategy(
         It receives the prices (dates x assets; NaN where an asset is not listed, so it
         cannot see a listing before it happens) and one config's declared parameters as
         Python scalars (and ``rng``, the config's own ``numpy.random.Generator``, if it has
-        an argument of that name). It returns the target weight of each asset formed at
-        each close, as a fraction of equity, shaped like the prices (a 1-D array is
-        accepted for one asset). Weights must be finite wherever the asset is listed.
+        an argument of that name; and each of ``open``, ``high``, ``low``, ``volume`` it
+        names, that panel field shaped, masked and read-only as the prices). It returns the
+        target weight of each asset formed at each close, as a fraction of equity, shaped
+        like the prices (a 1-D array is accepted for one asset). Weights must be finite
+        wherever the asset is listed.
     name : str, optional
         The strategy's name (default: the function's name).
     version : str
@@ -481,16 +578,23 @@ def position_strategy(
         config id).
     params : sequence of Param
         The parameters the function takes (type, bounds, window, default). The cost
-        parameters of :data:`strategies.COST_PARAMS` are appended.
+        parameters of :data:`strategies.COST_PARAMS` and the exit levels of
+        :data:`strategies.EXIT_PARAMS` are appended.
     long_only : bool
         Negative weights are held as zero.
     max_leverage : float, optional
         Cap on gross exposure per period (weights scaled down proportionally above it).
     inputs : {"numpy", "pandas"}
-        Prices as a read-only float64 array or as a DataFrame (DatetimeIndex x asset names).
+        Prices (and fields) as read-only float64 arrays or as DataFrames (DatetimeIndex x
+        asset names).
     jit : bool
         Compile the function with ``numba.njit`` (numpy inputs only). A function numba
         cannot compile fails every config with numba's message; use ``jit=False`` then.
+    fill : {"close", "next_open"}
+        Orders formed at a close fill at that close (default) or at the next bar's open
+        (the panel must have ``open``, ``high`` and ``low``).
+    ambiguous : {"stop_first", "take_profit_first"}
+        The exit taken on a bar whose range holds both the stop and the take-profit level.
 
     Returns
     -------
@@ -508,7 +612,11 @@ def position_strategy(
     -----
     Accounting (:func:`strategies.account`): the weight formed at the close of ``t`` earns
     ``t -> t + 1``; orders fill at the close with slippage; fees, fixed fees and borrow are
-    charged as stated there; weights of assets not listed at ``t`` are forced to zero.
+    charged as stated there; weights of assets not listed at ``t`` are forced to zero. The
+    exit levels ``stop_loss``, ``take_profit`` and ``trailing_stop`` are parameters like
+    the costs (fixed in ``[costs]`` or swept in ``[grid]``; 0 is off) and, like
+    ``fill="next_open"``, book the weights bar by bar (the bar book of
+    :func:`strategies.account`).
     """
 
     def wrap(f: Callable[..., Any]) -> PositionStrategy:
@@ -543,6 +651,10 @@ def position_strategy(
                 f"or None, got {max_leverage!r}"
             )
         _check_declarations(label, f, params)
+        try:
+            execution = Execution(fill=fill, ambiguous=ambiguous)
+        except StrategyError as exc:
+            raise StrategyError(f"position_strategy {label!r}: {exc}") from exc
         return PositionStrategy(
             f,
             name=label,
@@ -551,6 +663,7 @@ def position_strategy(
             book=Book(long_only=bool(long_only), max_leverage=max_leverage),
             inputs=inputs,
             jit=bool(jit),
+            execution=execution,
         )
 
     if func is not None:

@@ -31,6 +31,10 @@ class Param:
         Value used when the grid does not mention the parameter (None: required).
     doc : str
         One line for error messages and ``sweep strategies``.
+    optional : bool
+        Left out of the grid when the spec does not name it (the strategy then runs at
+        ``default``): adding such a parameter to a strategy changes no existing grid,
+        config id or table. The exit levels are optional.
     """
 
     name: str
@@ -40,6 +44,7 @@ class Param:
     window: bool = False
     default: int | float | bool | None = None
     doc: str = ""
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,11 +62,16 @@ class StrategyOutput:
         ``sma_cross`` (the fee hits equity at the fill, as in vectorbt).
     n_trades : ndarray of int64, shape (n,)
         Number of position changes (per asset) over the whole history.
+    exit_counts : ndarray of int64, shape (n, 4), or None
+        Per config, the exits decided by the stop-loss, the take-profit and the trailing
+        stop, and the bars that held both a stop and the take-profit (None: the strategy
+        sets no exit levels).
     """
 
     returns: NDArray[np.float64]
     turnover: NDArray[np.float64]
     n_trades: NDArray[np.int64]
+    exit_counts: NDArray[np.int64] | None = None
 
 
 @runtime_checkable

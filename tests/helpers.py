@@ -170,3 +170,24 @@ def read_part_table(path: Path, columns: list[str] | None = None) -> Any:
     parquet = pq.ParquetFile(path)
     table = parquet.read(columns=columns, use_threads=False)
     return table.replace_schema_metadata(footer_schema(parquet).metadata)
+
+
+def run_main(monkeypatch: Any, capsys: Any, *args: str | Path) -> tuple[int, str, str]:
+    """The console entry point in this process: (exit code, stdout, stderr)."""
+    import signal
+    import sys
+
+    import pytest
+
+    from sweep.__main__ import main
+
+    monkeypatch.setattr(sys, "argv", ["sweep", *map(str, args)])
+    previous = signal.getsignal(signal.SIGTERM)  # main() makes SIGTERM raise: undo it after
+    try:
+        with pytest.raises(SystemExit) as info:
+            main()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    captured = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else 0), captured.out, captured.err

@@ -78,3 +78,26 @@ def _plain(prices: np.ndarray) -> np.ndarray:
 
 #: Bound under another name than its function's: still importable by that name.
 renamed = position_strategy(name="renamed")(_plain)
+
+
+@position_strategy(version="1", params=[Param("window", "int", window=True)])
+def volume_surge(prices: np.ndarray, window: int, volume: np.ndarray) -> np.ndarray:
+    """Long an asset while today's volume is above its mean over ``window`` days: reads volume."""
+    mean = pd.DataFrame(volume).rolling(window).mean().to_numpy()
+    with np.errstate(invalid="ignore"):
+        return (volume > mean).astype(np.float64) / prices.shape[1]
+
+
+@position_strategy(version="1", params=[Param("window", "int", window=True)])
+def high_breakout(prices: np.ndarray, high: np.ndarray, window: int) -> np.ndarray:
+    """Long while the close is above the highest high of the ``window`` days before today."""
+    prior = pd.DataFrame(high).rolling(window).max().shift(1).to_numpy()
+    with np.errstate(invalid="ignore"):
+        return (prices > prior).astype(np.float64) / prices.shape[1]
+
+
+@position_strategy(version="1")
+def next_high(prices: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Long when TOMORROW's high is above today's close (``np.roll(high, -1)``): looks ahead."""
+    with np.errstate(invalid="ignore"):
+        return (np.roll(high, -1, axis=0) > prices * 1.01).astype(np.float64) / prices.shape[1]

@@ -114,6 +114,10 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "Book",
         "COST_PARAMS",
         "Costs",
+        "EXIT_PARAMS",
+        "Execution",
+        "ExitCounts",
+        "Exits",
         "LookaheadReport",
         "Panel",
         "Param",
@@ -256,7 +260,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
 }
 COUNTS = {
     "sweep": 43,
-    "strategies": 23,
+    "strategies": 27,
     "stats": 89,
     "sweep.executors": 5,
     "sweep.report": 10,
@@ -275,7 +279,7 @@ def test_each_package_exports_exactly_its_listed_names(package):
     assert len(exported) == COUNTS[package]
 
 
-def test_the_public_surface_has_178_names_in_six_packages():
+def test_the_public_surface_has_182_names_in_six_packages():
     assert set(PUBLIC) == set(PACKAGES) == set(COUNTS)
     assert {p: len(names) for p, names in PUBLIC.items()} == COUNTS
-    assert sum(COUNTS.values()) == 178
+    assert sum(COUNTS.values()) == 182

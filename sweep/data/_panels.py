@@ -40,6 +40,9 @@ from sweep.errors import DataError
 #: Fewest dates a panel may have (a few months of daily data).
 MIN_PERIODS = 30
 SYNTHETIC_ASSETS = ("EQUITY", "BONDS", "GOLD")
+#: Spawn key of the synthetic panel's open/high/low/volume draws (ASCII "OHLC"): a child of
+#: ``SeedSequence(seed)`` apart from the closes' own stream, so the closes do not change.
+OHLCV_STREAM = 0x4F484C43
 
 
 def make_panel(
@@ -162,7 +165,9 @@ def _cholesky_3x3(a: tuple[tuple[float, ...], ...]) -> tuple[tuple[float, ...], 
     return ((l00, 0.0, 0.0), (l10, l11, 0.0), (l20, l21, l22))
 
 
-def synthetic_panel(seed: int = 20261130, years: int = 25, start: str = "2000-01-03") -> Panel:
+def synthetic_panel(
+    seed: int = 20261130, years: int = 25, start: str = "2000-01-03", *, ohlcv: bool = False
+) -> Panel:
     """Generate the embedded default panel: 3 correlated assets with volatility clustering.
 
     Parameters
@@ -173,18 +178,23 @@ def synthetic_panel(seed: int = 20261130, years: int = 25, start: str = "2000-01
         Length in years of business days (261 per year).
     start : str
         First business day.
+    ohlcv : bool
+        Also give ``open``, ``high``, ``low`` and ``volume`` consistent with the closes
+        (which are the same, bit for bit, with or without them).
 
     Returns
     -------
     Panel
-        Close prices of ``EQUITY``, ``BONDS`` and ``GOLD``.
+        Close prices of ``EQUITY``, ``BONDS`` and ``GOLD`` (and the other fields with
+        ``ohlcv``).
 
     Notes
     -----
     Daily log returns are ``mu + m_t + sigma_t * z_t`` with ``z_t`` Gaussian, correlated
     across assets through a fixed Cholesky factor, ``sigma_t`` following a GARCH(1,1)
     recursion (volatility clustering) and ``m_t`` a slow AR(1) drift (half-life of about
-    three months) that gives trend-following a faint, realistic edge.
+    three months) that gives trend-following a faint, realistic edge. The other fields
+    are drawn from their own child seed (:func:`_ohlcv_fields`).
     """
     rng = np.random.default_rng(seed)
     n = years * 261
@@ -212,7 +222,43 @@ def synthetic_panel(seed: int = 20261130, years: int = 25, start: str = "2000-01
     drift = lfilter([1.0], [1.0, -phi], shocks, axis=0)
     log_returns = mu + drift + vol * eps
     close = 100.0 * fixed_exp(np.cumsum(log_returns, axis=0))
-    return make_panel(dates, SYNTHETIC_ASSETS, close, source="synthetic panel")
+    fields = _ohlcv_fields(seed, close, log_returns, vol) if ohlcv else None
+    return make_panel(dates, SYNTHETIC_ASSETS, close, fields, source="synthetic panel")
+
+
+def _ohlcv_fields(
+    seed: int,
+    close: NDArray[np.float64],
+    log_returns: NDArray[np.float64],
+    vol: NDArray[np.float64],
+) -> dict[str, NDArray[np.float64]]:
+    """Open, high, low and volume for the synthetic closes, from their own child seed.
+
+    Each day's scale is ``s_t = (vol + |r_t|) / 2`` (``r_t`` the close's log return, so the
+    range widens with volatility clustering). The open is the previous close times
+    ``exp(0.3 s_t z1)`` (an overnight gap; the first open is the first close's);
+    ``high = max(open, close) exp(s_t |z2|)`` and ``low = min(open, close) exp(-s_t |z3|)``;
+    the volume is a whole number of shares, ``base exp(0.3 z4 + 0.2 |r_t| / vol)``, larger on
+    big moves. The ``z`` are standard normal from ``SeedSequence(seed, spawn_key=
+    (OHLCV_STREAM,))``; only :func:`stats.fixed_exp` and correctly rounded arithmetic touch
+    the values (the same bits on any CPU).
+    """
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(OHLCV_STREAM,)))
+    z = rng.standard_normal((4, *close.shape))
+    size = np.abs(log_returns)
+    scale = (vol + size) * 0.5
+    previous = np.empty_like(close)
+    previous[0] = close[0]
+    previous[1:] = close[:-1]
+    opens = previous * fixed_exp(0.3 * scale * z[0])
+    high = np.maximum(opens, close) * fixed_exp(scale * np.abs(z[1]))
+    low = np.minimum(opens, close) * fixed_exp(-(scale * np.abs(z[2])))
+    # The factors are >= 1 (<= 1), so these only guard the order against rounding.
+    high = np.maximum(high, np.maximum(opens, close))
+    low = np.minimum(low, np.minimum(opens, close))
+    base = np.array([2.0e6, 5.0e5, 3.0e5])
+    volume = np.rint(base * fixed_exp(0.3 * z[3] + 0.2 * (size / vol)))
+    return {"open": opens, "high": high, "low": low, "volume": np.maximum(volume, 1.0)}
 
 
 def load_panel(path: Any, *, layout: str = "auto", fill: str = "none") -> Panel:

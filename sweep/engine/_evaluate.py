@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any, Protocol, cast, overload
 
@@ -26,6 +26,7 @@ from stats import (
     summarize_null,
 )
 from strategies import StrategyOutput
+from strategies._bar_fills import EXIT_COLUMNS, EXIT_NAMES
 from strategies._panel import read_only_hint
 from sweep.data._benchmark import benchmark_returns
 from sweep.engine._heap import retain_freed_memory
@@ -72,7 +73,9 @@ def results_schema(sweep: ResolvedSweep) -> pa.Schema:
 
     Columns: ``config_id`` (string), ``grid_index`` (int64), one column per parameter in grid
     order, ``status`` (``"ok"``/``"error"``), ``error`` (message or null), the metrics of
-    :func:`sweep.engine._metrics.config_metrics`.
+    :func:`sweep.engine._metrics.config_metrics`, and, when the grid sets an exit level,
+    the exit counts (``exits_stop``, ``exits_take_profit``, ``exits_trailing``,
+    ``ambiguous_bars``).
     """
     sum_names, sq_names = block_columns(sweep.spec.metrics.pbo_blocks)
     fields = [
@@ -85,7 +88,17 @@ def results_schema(sweep: ResolvedSweep) -> pa.Schema:
     fields += [pa.field(n, pa.float64(), nullable=False) for n in FLOAT_METRICS]
     fields += [pa.field("blk_n", pa.int64(), nullable=False)]
     fields += [pa.field(n, pa.float64(), nullable=False) for n in [*sum_names, *sq_names]]
+    if has_exit_columns(sweep):
+        fields += [pa.field(n, pa.int64(), nullable=False) for n in EXIT_COLUMNS]
     return pa.schema(fields)
+
+
+def has_exit_columns(sweep: ResolvedSweep) -> bool:
+    """Whether the table counts exits: the grid sets an exit level (swept or fixed).
+
+    A grid without one has the table it had before exit levels existed.
+    """
+    return any(axis.name in EXIT_NAMES for axis in sweep.grid.axes)
 
 
 class _LazyGenerators(Sequence[np.random.Generator]):
@@ -152,6 +165,7 @@ def _run_strategy(
     except Exception:
         returns, turnover = np.zeros((n, t)), np.zeros((n, t))
         trades = np.zeros(n, dtype=np.int64)
+        exits = np.zeros((n, len(EXIT_COLUMNS)), dtype=np.int64)
         for j in range(n):
             one = {k: v[j : j + 1] for k, v in params.items()}
             try:
@@ -160,7 +174,9 @@ def _run_strategy(
                 errors[j] = f"{type(exc).__name__}: {exc}{read_only_hint(exc)}"
                 continue
             returns[j], turnover[j], trades[j] = out.returns[0], out.turnover[0], out.n_trades[0]
-        return StrategyOutput(returns, turnover, trades), errors
+            if out.exit_counts is not None:
+                exits[j] = out.exit_counts[0]
+        return StrategyOutput(returns, turnover, trades, exits), errors
 
 
 def config_returns(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -268,7 +284,7 @@ def _non_finite_returns(
                 "a config's returns must all be finite"
             )
     returns = np.where(bad[:, np.newaxis], 0.0, output.returns)
-    return StrategyOutput(returns, output.turnover, output.n_trades)
+    return replace(output, returns=returns)
 
 
 def _overflowed_sums(cols: dict[str, NDArray[Any]], errors: list[str | None]) -> None:
@@ -327,6 +343,13 @@ def _evaluate_rows(
     data["status"] = [STATUS_ERROR if e else STATUS_OK for e in errors]
     data["error"] = errors
     data.update(cols)
+    if has_exit_columns(sweep):
+        counts = output.exit_counts
+        if counts is None:
+            counts = np.zeros((len(ids), len(EXIT_COLUMNS)), dtype=np.int64)
+        counts = np.where(failed[:, np.newaxis], 0, counts)
+        for k, name in enumerate(EXIT_COLUMNS):
+            data[name] = np.ascontiguousarray(counts[:, k], dtype=np.int64)
     return _Rows(data, errors, summary, folds)
 
 

@@ -61,6 +61,9 @@ class DataSpec(_Model):
         (``s3://``, ``gs://``); see :func:`sweep.load_panel`.
     seed, years : int
         Of the synthetic panel.
+    ohlcv : bool
+        The synthetic panel also gives ``open``, ``high``, ``low`` and ``volume`` (its
+        closes are the same either way); see :func:`sweep.synthetic_panel`.
     layout : {"auto", "wide", "long"}
         Of a single file (``auto``: long when it has an ``asset`` column).
     fill : {"none", "ffill"}
@@ -72,18 +75,19 @@ class DataSpec(_Model):
     path: str | None = None
     seed: int = Field(default=20261130, ge=0)
     years: int = Field(default=25, ge=1, le=200)
+    ohlcv: bool = False
     layout: Literal["auto", "wide", "long"] = "auto"
     fill: Literal["none", "ffill"] = "none"
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-ready form.
 
-        ``layout`` and ``fill`` appear only when not their defaults (so a spec written before
-        they existed hashes as before); an in-memory source has no ``path``, nor the
-        synthetic panel's ``seed`` and ``years``.
+        ``layout``, ``fill`` and ``ohlcv`` appear only when not their defaults (so a spec
+        written before they existed hashes as before); an in-memory source has no ``path``,
+        nor the synthetic panel's ``seed`` and ``years``.
         """
         doc = self.model_dump(mode="json")
-        for key, default in (("layout", "auto"), ("fill", "none")):
+        for key, default in (("layout", "auto"), ("fill", "none"), ("ohlcv", False)):
             if doc.get(key) == default:
                 doc.pop(key)
         if self.source == "memory":
@@ -260,6 +264,12 @@ def _checked(spec: SweepSpec) -> SweepSpec:
         raise SpecError("data.path: required when data.source = 'file'")
     if spec.data.source == "synthetic" and spec.data.path:
         raise SpecError("data: give either source = 'synthetic' or a path, not both")
+    if spec.data.ohlcv and spec.data.source != "synthetic":
+        raise SpecError(
+            "data.ohlcv: only the synthetic panel makes open, high, low and volume; expected "
+            f"source = 'synthetic', got source = {spec.data.source!r} (a file gives its own "
+            "fields as columns: see sweep.load_panel)"
+        )
     if spec.data.source == "memory" and spec.data.path:
         raise SpecError(
             "data: source = 'memory' is a panel handed over from Python; it takes no path "

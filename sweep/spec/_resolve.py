@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from stats import FoldPlan
-from strategies import Param, Strategy, get_strategy
+from strategies import Execution, Param, Strategy, get_strategy
+from strategies._bar_fills import BAR_FIELDS, EXIT_NAMES
 from sweep.data._benchmark import check_benchmark
 from sweep.data._panels import Panel, load_panel, panel_fingerprint, synthetic_panel
 from sweep.errors import (
@@ -95,7 +96,7 @@ class ResolvedSweep:
 def load_data(spec: SweepSpec) -> Panel:
     """Load the panel a spec names (the synthetic default or a file or folder)."""
     if spec.data.source == "synthetic":
-        return synthetic_panel(seed=spec.data.seed, years=spec.data.years)
+        return synthetic_panel(seed=spec.data.seed, years=spec.data.years, ohlcv=spec.data.ohlcv)
     if spec.data.source == "memory":
         raise SpecError(
             "data.source: 'memory' means the panel was handed over from Python, so the spec "
@@ -111,8 +112,9 @@ def spec_origin(spec: SweepSpec) -> DataOrigin:
     """Where the spec's own data comes from (its synthetic panel or its file)."""
     data = spec.data
     if data.source == "synthetic":
+        fields = ", with open, high, low and volume" if data.ohlcv else ""
         return DataOrigin(
-            "synthetic", None, f"synthetic panel (seed {data.seed}, {data.years} years)"
+            "synthetic", None, f"synthetic panel (seed {data.seed}, {data.years} years{fields})"
         )
     if data.source == "file":
         return DataOrigin("file", data.path, f"file {data.path}")
@@ -120,8 +122,8 @@ def spec_origin(spec: SweepSpec) -> DataOrigin:
 
 
 @functools.lru_cache(maxsize=8)
-def _synthetic_fingerprint(seed: int, years: int) -> str:
-    return panel_fingerprint(synthetic_panel(seed=seed, years=years))
+def _synthetic_fingerprint(seed: int, years: int, ohlcv: bool) -> str:
+    return panel_fingerprint(synthetic_panel(seed=seed, years=years, ohlcv=ohlcv))
 
 
 def memory_origin(panel: Panel, what: str = "Panel") -> DataOrigin:
@@ -145,7 +147,7 @@ def _given_panel(spec: SweepSpec, panel: Panel) -> tuple[SweepSpec, DataOrigin]:
     """
     data = spec.data
     if data.source == "synthetic" and panel_fingerprint(panel) == _synthetic_fingerprint(
-        data.seed, data.years
+        data.seed, data.years, data.ohlcv
     ):
         return spec, spec_origin(spec)
     if data.source == "file" and data.path:
@@ -252,12 +254,21 @@ def _fixed_axis(spec: SweepSpec, strategy: Strategy, param: Param) -> Axis:
 
 
 def _full_grid(spec: SweepSpec, strategy: Strategy) -> Grid:
-    """The grid over every strategy parameter: the spec's axes, then costs and defaults."""
+    """The grid over every strategy parameter: the spec's axes, then costs and defaults.
+
+    An optional parameter (an exit level) the spec does not name is left out: the strategy
+    runs at its default, and the grid, its config ids and its table are those of a grid
+    written before the parameter existed.
+    """
     given = _given_names(spec, strategy)
     declared = {p.name: p for p in strategy.params}
     base = Grid.from_definition(spec.grid)
     axes = [_coerce_axis(a, declared[a.name]) for a in base.axes]
-    axes += [_fixed_axis(spec, strategy, p) for p in strategy.params if p.name not in given]
+    axes += [
+        _fixed_axis(spec, strategy, p)
+        for p in strategy.params
+        if p.name not in given and not (p.optional and p.name not in spec.costs)
+    ]
     return Grid(axes, [list(g) for g in base.zip_groups], [c.text for c in base.constraints])
 
 
@@ -277,6 +288,54 @@ def _check_listings(strategy: Strategy, panel: Panel) -> None:
             "batch kernel that holds nothing where panel.live is False may declare "
             "honours_listings = True"
         )
+
+
+def _check_fields(strategy: Strategy, panel: Panel, origin: DataOrigin) -> None:
+    """Refuse data without a panel field the strategy reads (its ``fields``, if any).
+
+    A position-function strategy's ``fields`` are the field arguments its function names;
+    a batch kernel may declare ``fields`` too (a set of ``open``, ``high``, ``low``,
+    ``volume``).
+    """
+    wanted = sorted(str(f) for f in getattr(strategy, "fields", None) or ())
+    missing = [f for f in wanted if f not in panel.fields]
+    if not missing:
+        return
+    hint = (
+        "set ohlcv = true in [data] for the synthetic panel's open, high, low and volume"
+        if origin.kind == "synthetic"
+        else "give the data that field (a wide table's '<asset>:<field>' columns, a long "
+        "table's or a per-asset file's field column; see sweep.load_panel)"
+    )
+    raise StrategySpecError(
+        f"strategy.name: strategy {strategy.name!r} reads the field {missing[0]!r} (it reads "
+        f"{wanted}), which the data does not have: {origin.description} has the fields "
+        f"{['close', *sorted(panel.fields)]}; {hint}"
+    )
+
+
+def _check_bar_fields(grid: Grid, strategy: Strategy, panel: Panel, origin: DataOrigin) -> None:
+    """Refuse exit levels or next-open fills on data without the open, high and low."""
+    levels = [
+        a.name for a in grid.axes if a.name in EXIT_NAMES and np.any(np.asarray(a.values) != 0)
+    ]
+    execution = getattr(strategy, "execution", None)
+    next_open = isinstance(execution, Execution) and execution.fill == "next_open"
+    missing = [f for f in BAR_FIELDS if f not in panel.fields]
+    if not missing or not (levels or next_open):
+        return
+    why = f"the exit levels {levels}" if levels else "fill = 'next_open'"
+    hint = (
+        "set ohlcv = true in [data] for the synthetic panel's bars"
+        if origin.kind == "synthetic"
+        else "give the data those fields (a wide table's '<asset>:<field>' columns, a long "
+        "table's or a per-asset file's field columns; see sweep.load_panel)"
+    )
+    raise StrategySpecError(
+        f"grid: {why} of strategy {strategy.name!r} fill inside each bar and need its "
+        f"{', '.join(BAR_FIELDS)}, which the data does not have ({origin.description} has the "
+        f"fields {['close', *sorted(panel.fields)]}); {hint}"
+    )
 
 
 def _check_metrics(metrics: MetricOptions, n_returns: int) -> None:
@@ -350,6 +409,8 @@ def resolve_with(
     grid = _full_grid(spec, strategy)
     _check_windows(grid, strategy, panel)
     _check_listings(strategy, panel)
+    _check_fields(strategy, panel, origin)
+    _check_bar_fields(grid, strategy, panel, origin)
     _check_metrics(spec.metrics, panel.n_periods - 1)
     check_benchmark(spec.metrics.benchmark, panel)
     resolved = ResolvedSweep(

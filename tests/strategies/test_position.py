@@ -8,6 +8,7 @@ import pytest
 
 from strategies import (
     COST_PARAMS,
+    EXIT_PARAMS,
     Panel,
     Param,
     PositionStrategy,
@@ -52,7 +53,13 @@ def test_decorator_makes_a_strategy_with_cost_params() -> None:
     s = fixtures.sma_position
     assert isinstance(s, Strategy) and isinstance(s, PositionStrategy)
     assert s.name == "sma_position" and s.version == "1"
-    assert [p.name for p in s.params] == ["fast", "slow", *(p.name for p in COST_PARAMS)]
+    assert [p.name for p in s.params] == [
+        "fast",
+        "slow",
+        *(p.name for p in COST_PARAMS),
+        *(p.name for p in EXIT_PARAMS),
+    ]
+    assert all(p.optional for p in EXIT_PARAMS) and not any(p.optional for p in COST_PARAMS)
     assert s.honours_listings
 
 

@@ -58,7 +58,7 @@ def n_listed(row: list[float]) -> int:
 def check_against(
     strategy: PositionStrategy, panel: Panel, configs: list[dict[str, Any]], reference
 ) -> None:  # type: ignore[no-untyped-def]
-    names = [p.name for p in strategy.params]
+    names = [p.name for p in strategy.params if not p.optional]  # as a grid without exits
     params = {}
     for name in names:
         default = next(p.default for p in strategy.params if p.name == name)

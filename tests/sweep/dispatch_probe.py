@@ -59,6 +59,17 @@ POSITION = {
     "metrics": {"bootstrap_reps": 30, "block_length": 10, "pbo_blocks": 8},
 }
 
+#: Stops and take-profits filled inside the bar on the synthetic panel's bars (the bar book).
+STOPS = {
+    "name": "probe-stops",
+    "seed": 7,
+    "data": {"source": "synthetic", "years": 8, "ohlcv": True},
+    "strategy": {"name": "xs_momentum"},
+    "grid": {"lookback": [20, 60], "stop_loss": [0.0, 0.03], "take_profit": [0.05]},
+    "costs": {"fee_bps": 5.0, "slippage_bps": 2.0, "trailing_stop": 0.04},
+    "metrics": {"bootstrap_reps": 30, "block_length": 10, "pbo_blocks": 8},
+}
+
 
 def _digest(doc: dict) -> str:
     sweep = resolve(spec_from_dict(doc))
@@ -95,8 +106,15 @@ def make_run(run_dir: str) -> None:
 
 def main() -> None:
     """Print the digests (one line per workload)."""
-    print("panel", panel_fingerprint(synthetic_panel()))
-    for name, doc in (("momentum", MAIN_JOB_SLICE), ("sma_cross", SMA_CROSS), ("xs", POSITION)):
+    ohlcv = synthetic_panel(years=8, ohlcv=True)  # open, high, low, volume: fixed math too
+    print("panel", panel_fingerprint(synthetic_panel()), panel_fingerprint(ohlcv))
+    workloads = (
+        ("momentum", MAIN_JOB_SLICE),
+        ("sma_cross", SMA_CROSS),
+        ("xs", POSITION),
+        ("stops", STOPS),
+    )
+    for name, doc in workloads:
         print(name, _digest(doc))
     points = np.linspace(-9.0, 9.0, 37)
     quantiles = [norm_ppf(p) for p in (1e-12, 0.01, 0.3, 0.5, 0.95, 1 - 1e-9)]

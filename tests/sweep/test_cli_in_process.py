@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from sweep import load_results, results_hash
-from sweep.cli._app import app, main
-from tests.helpers import small_spec_dict, write_spec
+from sweep.cli._app import app
+from tests.helpers import run_main, small_spec_dict, write_spec
 
 runner = CliRunner()
 
@@ -33,18 +32,7 @@ def done_run(tmp_path_factory):
     return spec, run_dir
 
 
-def _main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """Run the console entry point with ``args``: (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["sweep", *args])
-    previous = signal.getsignal(signal.SIGTERM)  # main() makes SIGTERM raise: undo it after
-    try:
-        with pytest.raises(SystemExit) as info:
-            main()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    captured = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
+_main = run_main
 
 
 def test_run_prints_the_summary_and_the_table_hash(done_run):

@@ -11,8 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import signal
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sweep import results_hash, resume, run_sweep, spec_from_dict
-from sweep.cli._app import app, main
+from sweep.cli._app import app
 from sweep.errors import EnvironmentChangedError, exit_code
 from sweep.runner._environment_check import SAMPLE_ON_CHANGE, SAMPLE_SEED, PartGuard
 from sweep.runner._reproduce import sample_positions
@@ -38,7 +36,7 @@ from sweep.store._part_environment import (
     with_environment,
 )
 from sweep.store._run_store import RunStore
-from tests.helpers import StopAfter, read_part_table, rewrite_part, small_spec_dict
+from tests.helpers import StopAfter, read_part_table, rewrite_part, run_main, small_spec_dict
 
 runner = CliRunner()
 
@@ -77,17 +75,7 @@ def partial_run(tmp_path) -> Path:
     return run
 
 
-def _main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["sweep", *args])
-    previous = signal.getsignal(signal.SIGTERM)
-    try:
-        with pytest.raises(SystemExit) as info:
-            main()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    captured = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
+_main = run_main
 
 
 # --- the record -------------------------------------------------------------------------------

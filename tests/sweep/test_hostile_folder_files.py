@@ -14,7 +14,6 @@ import json
 import os
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,12 +23,18 @@ import pytest
 
 import sweep
 from sweep import results_hash, run_sweep, spec_from_dict
-from sweep.cli._app import main
 from sweep.common._fs import LocalFilesystem, parquet_bytes
 from sweep.errors import RunFolderError
 from sweep.store._row_set_hash import with_part_digest
 from sweep.store._run_store import BINDING_KEY, RunStore, _sha256
-from tests.helpers import StopAfter, read_part_table, small_spec_dict, small_tmpfs, write_spec
+from tests.helpers import (
+    StopAfter,
+    read_part_table,
+    run_main,
+    small_spec_dict,
+    small_tmpfs,
+    write_spec,
+)
 
 A64 = "a" * 64
 #: The address space a subprocess CLI may use: a verify needs well under 2 GiB; reading a
@@ -53,20 +58,6 @@ def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
         )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"sweep {' '.join(map(str, args))} hung: {exc}")
-
-
-def run_main(monkeypatch, capsys, *args: str | Path) -> tuple[int, str, str]:
-    """The console entry point in this process: (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["sweep", *map(str, args)])
-    previous = signal.getsignal(signal.SIGTERM)  # main() makes SIGTERM raise: undo it after
-    try:
-        with pytest.raises(SystemExit) as info:
-            main()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    captured = capsys.readouterr()
-    code = info.value.code
-    return (code if isinstance(code, int) else 0), captured.out, captured.err
 
 
 def one_error_line(stderr: str) -> str:

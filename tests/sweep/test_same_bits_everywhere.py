@@ -5,10 +5,11 @@ switched off one by one (``NPY_DISABLE_CPU_FEATURES``: AVX-512, then AVX2/FMA3 t
 compiling for a generic x86-64 instead of the host (``NUMBA_CPU_NAME=generic``), glibc's
 libm told the CPU has no FMA/AVX2 (``GLIBC_TUNABLES``: its exp/log/pow ifuncs then pick the
 SSE2 variants) and OpenBLAS forced to a kernel without FMA (``OPENBLAS_CORETYPE``). The
-workloads: the main job's grid slice with its walk-forward folds, ``sma_cross``, the
-``xs_momentum`` position strategy with costs, the joint bootstrap's null summaries, the
-fixed normal distribution and the report of one run folder. Every child must print the
-same digests as the host.
+workloads: the synthetic panel (with and without its open, high, low and volume), the
+main job's grid slice with its walk-forward folds, ``sma_cross``, the ``xs_momentum``
+position strategy with costs, the joint bootstrap's null summaries, the fixed normal
+distribution and the report of one run folder. Every child must print the same digests as
+the host.
 """
 
 from __future__ import annotations
@@ -72,9 +73,9 @@ def test_every_dispatch_level_gives_the_hosts_bits(tmp_path):
         for i, (name, env) in enumerate(_levels().items())
     }
     host = results["host"]
-    assert set(host) == {"panel", "momentum", "sma_cross", "xs", "normal", "report"}
+    assert set(host) == {"panel", "momentum", "sma_cross", "xs", "stops", "normal", "report"}
     for name, got in results.items():
-        for key in ("panel", "momentum", "sma_cross", "xs", "normal"):
+        for key in ("panel", "momentum", "sma_cross", "xs", "stops", "normal"):
             assert got[key] == host[key], f"{name}: {key} differs from the host"
         digest, dims = got["report"].split(" ", 1)
         host_digest, host_dims = host["report"].split(" ", 1)
@@ -91,8 +92,8 @@ import numpy as np
 import stats, strategies
 from sweep import evaluate_batch, resolve, spec_from_dict
 sys.path.insert(0, ".")
-from tests.sweep.dispatch_probe import MAIN_JOB_SLICE, POSITION, SMA_CROSS
-for doc in (MAIN_JOB_SLICE, SMA_CROSS, POSITION):
+from tests.sweep.dispatch_probe import MAIN_JOB_SLICE, POSITION, SMA_CROSS, STOPS
+for doc in (MAIN_JOB_SLICE, SMA_CROSS, POSITION, STOPS):
     sweep = resolve(spec_from_dict(doc))
     evaluate_batch(sweep, np.arange(len(sweep.grid), dtype=np.int64))
 stats.norm_cdf(0.3); stats.norm_ppf(0.3)
