@@ -1,9 +1,9 @@
 """A Donchian breakout sized by ATR, with its stop-loss and take-profit swept.
 
 Swept by ``examples/breakout_stops.toml`` on the embedded synthetic panel with its open,
-high, low and volume (``[data] ohlcv = true``); run from the repository root with
-``PYTHONPATH=examples sweep run examples/breakout_stops.toml``. See the docs' tutorial,
-"Your first own strategy".
+high, low and volume (``[data] ohlcv = true``); ``sweep run examples/breakout_stops.toml``
+imports this module from the spec's folder. See the docs' tutorial, "Your first own
+strategy".
 
 The strategy goes long when the close breaks above the highest high of the last
 ``channel`` bars and short when it breaks below the lowest low, and holds until the

@@ -1,8 +1,7 @@
 """A user strategy on the position API: time-series momentum with volatility targeting.
 
-Swept by ``examples/ts_momentum.toml`` (run from the repository root with
-``PYTHONPATH=examples sweep run examples/ts_momentum.toml``); see the docs'
-tutorial, "Your first own strategy".
+Swept by ``examples/ts_momentum.toml`` (``sweep run examples/ts_momentum.toml`` imports
+this module from the spec's folder); see the docs' tutorial, "Your first own strategy".
 """
 
 import numpy as np

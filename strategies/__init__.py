@@ -12,6 +12,7 @@ from strategies._accounting import (
     account,
     asset_returns,
 )
+from strategies._backtesting import from_backtesting
 from strategies._bar_fills import EXIT_PARAMS, Execution, ExitCounts, Exits
 from strategies._lookahead import LookaheadReport, check_lookahead
 from strategies._panel import Panel, panel_fingerprint
@@ -24,6 +25,7 @@ from strategies._registry import (
     require_import_path,
     strategy_import_path,
 )
+from strategies._returns import ReturnsStrategy, returns_strategy
 from strategies._strategy_errors import StrategyError, close_matches
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "Panel",
     "Param",
     "PositionStrategy",
+    "ReturnsStrategy",
     "Strategy",
     "StrategyError",
     "StrategyOutput",
@@ -48,10 +51,12 @@ __all__ = [
     "available_strategies",
     "check_lookahead",
     "close_matches",
+    "from_backtesting",
     "get_strategy",
     "group_rows",
     "panel_fingerprint",
     "position_strategy",
     "require_import_path",
+    "returns_strategy",
     "strategy_import_path",
 ]

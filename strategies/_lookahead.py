@@ -17,7 +17,7 @@ other finds:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from strategies._panel import Panel
 from strategies._position import PositionStrategy, describe_config
 from strategies._protocol import Strategy
+from strategies._returns import ReturnsStrategy
 from strategies._strategy_errors import StrategyError
 
 #: Default number of cut dates.
@@ -66,7 +67,8 @@ class LookaheadReport:
     date : str or None
         That row's date.
     asset : str or None
-        The first asset whose weight changed in that row.
+        The first asset whose weight changed in that row (None for a backtest function,
+        whose row is the book's return for the period ending on that date).
     cut : int or None
         The cut that revealed it (prices after row ``cut`` were perturbed, ``period <= cut``).
     perturbation : str or None
@@ -104,17 +106,22 @@ class LookaheadReport:
         if self.period is None:
             return (
                 f"{label}: no look-ahead found (prices after each of {len(self.cuts)} cut "
-                "dates multiplied by random factors, then mirrored; no weight at or before "
-                "a cut changed)"
+                "dates multiplied by random factors, then mirrored; no weight or return at "
+                "or before a cut changed)"
             )
         which = (
             "the first offending period"
             if self.exact
             else "the first offending period found (earlier rows not all tested)"
         )
+        what = (
+            f"its return for the period ending on {self.date} (row {self.period})"
+            if self.asset is None
+            else f"its weight for asset {self.asset!r} formed at the close of {self.date} "
+            f"(period {self.period})"
+        )
         return (
-            f"{label} looks ahead: its weight for asset {self.asset!r} formed at the close of "
-            f"{self.date} (period {self.period}) changed when only the prices after row "
+            f"{label} looks ahead: {what} changed when only the prices after row "
             f"{self.cut} were {PERTURBATIONS.get(self.perturbation or '', 'perturbed')}; "
             f"{which}: {self.period} ({self.date})"
         )
@@ -224,23 +231,30 @@ def check_lookahead(
     the full-sample maximum): random factors after ``t`` hardly move it; the mirror reverses
     the trend after ``t`` and so moves it whenever the later part of the sample decides it.
     """
-    if not isinstance(strategy, PositionStrategy):
+    rows: Callable[[Panel, Mapping[str, Any], np.random.Generator], NDArray[np.float64]]
+    if isinstance(strategy, PositionStrategy):
+        declared_params, rows = strategy.declared, strategy.weights
+    elif isinstance(strategy, ReturnsStrategy):
+        declared_params, rows = strategy.params, strategy.lookahead_rows
+    else:
         raise StrategyError(
-            f"check_lookahead: strategy {strategy.name!r} is a batch kernel, which returns "
-            "returns, not weights; the check needs a position-function strategy "
-            "(strategies.position_strategy)"
+            f"check_lookahead: strategy {strategy.name!r} is a batch kernel, which exposes "
+            "neither weights nor a backtest of one config; the check needs a position "
+            "function (strategies.position_strategy) or a backtest function "
+            "(strategies.returns_strategy, strategies.from_backtesting)"
         )
     values = dict(config or {})
     cuts = _cut_rows(panel.n_periods, n_cuts)
-    declared = tuple((p.name, values.get(p.name, p.default)) for p in strategy.declared)
+    declared = tuple((p.name, values.get(p.name, p.default)) for p in declared_params)
 
     def weights(prices: Panel) -> NDArray[np.float64]:
-        return strategy.weights(prices, values, np.random.default_rng(seed))
+        return rows(prices, values, np.random.default_rng(seed))
 
     base = weights(panel)
     if not _same(base, weights(panel)).all():
         return LookaheadReport(strategy.name, declared, cuts, deterministic=False)
-    live = panel.live_mask
+    book = base.shape != panel.live_mask.shape  # one return per date: the whole book
+    live = np.ones(base.shape, dtype=bool) if book else panel.live_mask
     rng = np.random.default_rng(seed)
 
     def moved(cut: int, prices: Panel) -> tuple[int, int] | None:
@@ -277,7 +291,7 @@ def check_lookahead(
         deterministic=True,
         period=row,
         date=str(np.datetime_as_string(panel.dates[row], unit="D")),
-        asset=panel.assets[asset],
+        asset=None if book else panel.assets[asset],
         cut=cut,
         exact=exact,
         perturbation=kind,

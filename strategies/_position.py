@@ -361,14 +361,7 @@ class PositionStrategy:
         Each config's weights are booked by :func:`strategies.account` on its own row, so a
         row is bitwise identical alone or in any batch (given a deterministic function).
         """
-        names = [p.name for p in self.params]
-        unknown = sorted(set(params) - set(names))
-        if unknown:
-            raise StrategyError(
-                f"strategy {self.name!r}: unknown parameters {unknown}; it declares {names}."
-                + close_matches(unknown[0], names)
-            )
-        n = len(next(iter(params.values()))) if params else len(rngs)
+        n = batch_length(self.name, self.params, params, rngs)
         n_ret = panel.n_periods - 1
         returns = np.empty((n, n_ret))
         turnover = np.empty((n, n_ret))
@@ -408,6 +401,23 @@ class PositionStrategy:
                 returns[j], turnover[j] = booked.returns, booked.turnover
                 n_trades[j] = booked.n_trades
         return StrategyOutput(returns, turnover, n_trades, exit_counts)
+
+
+def batch_length(
+    name: str,
+    declared: Sequence[Param],
+    params: Mapping[str, NDArray[Any]],
+    rngs: Sequence[np.random.Generator],
+) -> int:
+    """The number of configs in a batch, refusing a parameter the strategy does not declare."""
+    names = [p.name for p in declared]
+    unknown = sorted(set(params) - set(names))
+    if unknown:
+        raise StrategyError(
+            f"strategy {name!r}: unknown parameters {unknown}; it declares {names}."
+            + close_matches(unknown[0], names)
+        )
+    return len(next(iter(params.values()))) if params else len(rngs)
 
 
 def _aligned(frame: pd.DataFrame, panel: Panel, label: str) -> Any:

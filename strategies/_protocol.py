@@ -66,12 +66,16 @@ class StrategyOutput:
         Per config, the exits decided by the stop-loss, the take-profit and the trailing
         stop, and the bars that held both a stop and the take-profit (None: the strategy
         sets no exit levels).
+    extra : dict of str to ndarray, shape (n,) each, or None
+        Columns a strategy adds to each row (its ``columns``, e.g. a backtester's own
+        statistics).
     """
 
     returns: NDArray[np.float64]
     turnover: NDArray[np.float64]
     n_trades: NDArray[np.int64]
     exit_counts: NDArray[np.int64] | None = None
+    extra: dict[str, NDArray[Any]] | None = None
 
 
 @runtime_checkable

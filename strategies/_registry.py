@@ -40,6 +40,9 @@ def strategy_import_path(strategy: Strategy) -> str | None:
         class (a strategy class instantiated without arguments); None for an object defined
         in ``__main__``, a notebook or a function, which a later process cannot import.
     """
+    source = getattr(strategy, "source", None)
+    if isinstance(source, dict) and isinstance(source.get("backtesting"), str):
+        return str(source["backtesting"])  # a backtesting.py class, named by its spec section
     own = import_path_of(strategy)
     cls_path = import_path_of(type(strategy))
     if cls_path is not None and not _fresh_instance_equals(type(strategy), strategy):

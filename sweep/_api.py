@@ -34,7 +34,7 @@ from sweep.errors import GridError, SpecError
 from sweep.executors import Executor
 from sweep.runner._driver import OnError, RunOptions, RunSettings, RunSummary, run_sweep
 from sweep.spec._grid import RESERVED_KEYS
-from sweep.spec._models import MetricOptions, build_spec
+from sweep.spec._models import MetricOptions, StrategySpec, build_spec
 from sweep.spec._provenance import DataOrigin, StrategyOrigin, strategy_origin
 from sweep.spec._resolve import (
     ResolvedSweep,
@@ -168,13 +168,16 @@ def _as_panel(data: Any, layout: str, fill: str) -> tuple[Panel | None, Mapping[
     )
 
 
-def _strategy(strategy: Any) -> tuple[str, Strategy | None, StrategyOrigin | None]:
-    """The spec's strategy name, the object (None: imported by name) and its origin."""
+def _strategy(strategy: Any) -> tuple[StrategySpec, Strategy | None, StrategyOrigin | None]:
+    """The spec's strategy section, the object (None: imported by name) and its origin."""
     if isinstance(strategy, str):
-        return strategy, None, None
+        return StrategySpec(name=strategy), None, None
     obj = check_strategy_object(strategy)
     origin = strategy_origin(obj)
-    return origin.import_path or obj.name, obj, origin
+    source = getattr(obj, "source", None)
+    if isinstance(source, dict):  # a backtesting.py class: the spec names it so
+        return StrategySpec(name=source["backtesting"], **source), obj, origin
+    return StrategySpec(name=origin.import_path or obj.name), obj, origin
 
 
 def _default_name(strategy: Any) -> str:

@@ -217,6 +217,8 @@ def test_the_site_builds_strictly_and_loads_nothing_from_elsewhere(tmp_path: Pat
     cli = (site / "reference" / "cli.html").read_text()
     for command in ("run", "resume", "report", "verify", "reproduce", "check-strategy"):
         assert f"sweep {command}" in cli, f"the generated CLI reference lacks `sweep {command}`"
+    for option in ("--executor", "--allow-import", "--batch-size", "--app-dir"):
+        assert option in cli, f"the generated CLI reference lacks the option {option}"
     assert "position_strategy" in (site / "reference" / "api.html").read_text()
     fetched = [
         f"{page.relative_to(site)}: {match.group(0)}"

@@ -122,6 +122,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "Panel",
         "Param",
         "PositionStrategy",
+        "ReturnsStrategy",
         "Strategy",
         "StrategyError",
         "StrategyOutput",
@@ -130,11 +131,13 @@ PUBLIC: dict[str, tuple[str, ...]] = {
         "available_strategies",
         "check_lookahead",
         "close_matches",
+        "from_backtesting",
         "get_strategy",
         "group_rows",
         "panel_fingerprint",
         "position_strategy",
         "require_import_path",
+        "returns_strategy",
         "strategy_import_path",
     ),
     "stats": (
@@ -260,7 +263,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
 }
 COUNTS = {
     "sweep": 43,
-    "strategies": 27,
+    "strategies": 30,
     "stats": 89,
     "sweep.executors": 5,
     "sweep.report": 10,
@@ -279,7 +282,7 @@ def test_each_package_exports_exactly_its_listed_names(package):
     assert len(exported) == COUNTS[package]
 
 
-def test_the_public_surface_has_182_names_in_six_packages():
+def test_the_public_surface_has_185_names_in_six_packages():
     assert set(PUBLIC) == set(PACKAGES) == set(COUNTS)
     assert {p: len(names) for p, names in PUBLIC.items()} == COUNTS
-    assert sum(COUNTS.values()) == 182
+    assert sum(COUNTS.values()) == 185

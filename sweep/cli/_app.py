@@ -24,6 +24,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from sweep.cli._import_roots import (
+    allowed_roots,
+    check_importable,
+    importing_from,
+    spec_roots,
+)
 from sweep.cli._output import check_output_file, check_output_folder, writing
 from sweep.common import _signals
 from sweep.common._numba_cache import ensure_numba_cache
@@ -156,6 +162,21 @@ def _load_spec(path: Path) -> SweepSpec:
         ) from exc
 
 
+@contextlib.contextmanager
+def _spec_imports(path: Path, app_dirs: list[Path] | None) -> Iterator[SweepSpec]:
+    """Load the spec at ``path`` and import its strategy module from the command's folders.
+
+    In the block, ``--app-dir`` folders, the spec's folder and the working folder are searched
+    first (:mod:`sweep.cli._import_roots`); a module none of them (nor ``sys.path``) holds is
+    refused before anything runs, naming them.
+    """
+    spec = _load_spec(path)
+    roots = spec_roots(path, app_dirs)
+    with importing_from(roots):
+        check_importable(spec.strategy.name, roots)
+        yield spec
+
+
 def _check_workers(executor: ExecutorKind, workers: int | None) -> None:
     if workers is not None and executor is ExecutorKind.local:
         raise SweepError(
@@ -265,6 +286,22 @@ AllowImportOpt = Annotated[
     typer.Option(
         "--allow-import",
         help="A strategy module the run folder may import (repeatable); built-ins need none.",
+    ),
+]
+AppDirOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--app-dir",
+        help="A folder to import the spec's strategy module from (repeatable), searched "
+        "before the spec's folder and the working folder (both searched always).",
+    ),
+]
+AllowedAppDirOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--app-dir",
+        help="A folder an --allow-import module is imported from (repeatable); never one "
+        "inside the run folder, and it allows nothing by itself.",
     ),
 ]
 
@@ -403,14 +440,20 @@ def run(
     quiet: QuietOpt = False,
     allow_environment_change: AllowEnvironmentOpt = False,
     table_hash: TableHashOpt = None,
+    app_dir: AppDirOpt = None,
 ) -> None:
-    """Run a sweep (or continue it, if the run folder already holds it)."""
+    """Run a sweep (or continue it, if the run folder already holds it).
+
+    A strategy module the spec names (module:Name) is imported from the --app-dir folders,
+    the spec's folder, the working folder, then PYTHONPATH and the installed packages.
+    """
     options = _run_options(
         executor, address, workers, batch_size, on_error, quiet, allow_environment_change
     )
     _check_run_dir(run_dir)
-    sweep_spec = _load_spec(spec)
-    _execute(sweep_spec, run_dir or str(Path("runs") / sweep_spec.name), options, table_hash)
+    with _spec_imports(spec, app_dir) as sweep_spec:
+        folder = run_dir or str(Path("runs") / sweep_spec.name)
+        _execute(sweep_spec, folder, options, table_hash)
 
 
 @app.command()
@@ -426,6 +469,7 @@ def resume(
     allow_import: AllowImportOpt = None,
     allow_environment_change: AllowEnvironmentOpt = False,
     data: DataOpt = None,
+    app_dir: AllowedAppDirOpt = None,
 ) -> None:
     """Continue a sweep from its run folder (the spec is read from its manifest).
 
@@ -439,10 +483,12 @@ def resume(
     options = _run_options(
         executor, address, workers, batch_size, on_error, quiet, allow_environment_change
     )
+    roots = allowed_roots(app_dir, run_dir)
     manifest = RunStore(run_dir).load_manifest()
-    with _named_data(run_dir, data):
-        sweep = resolve_recorded(manifest, run_dir, allow_import or ())
-    _execute(sweep, run_dir, options)
+    with importing_from(roots):
+        with _named_data(run_dir, data):
+            sweep = resolve_recorded(manifest, run_dir, allow_import or ())
+        _execute(sweep, run_dir, options)
 
 
 @app.command()
@@ -644,6 +690,7 @@ def reproduce(
     ] = 100,
     allow_import: AllowImportOpt = None,
     data: DataOpt = None,
+    app_dir: AllowedAppDirOpt = None,
 ) -> None:
     """Re-compute a sample of a run's configs here and compare them bit for bit.
 
@@ -656,7 +703,7 @@ def reproduce(
 
     _check_workers(executor, workers)
     kind = "ray" if executor is ExecutorKind.ray or address else "local"
-    with _named_data(run_dir, data):
+    with importing_from(allowed_roots(app_dir, run_dir)), _named_data(run_dir, data):
         found = reproduce_run(
             run_dir,
             ReproduceSettings(sample=sample, seed=seed, parts=parts),
@@ -747,6 +794,7 @@ def results(
     address: PassAddressOpt = None,
     executor: PassExecutorOpt = ExecutorKind.auto,
     workers: WorkersOpt = None,
+    app_dir: AllowedAppDirOpt = None,
 ) -> None:
     """Print or export a run folder's results (the table view rounds; csv/json/parquet do not).
 
@@ -759,12 +807,13 @@ def results(
     from sweep.runner._status import results_frame
 
     _check_workers(executor, workers)
+    roots = allowed_roots(app_dir, run_dir)  # used by --folds, which recomputes returns
     if output is not None:
         check_output_file(output, "--output")
     elif fmt is OutputFormat.parquet:
         raise SweepError("--format parquet: expected --output FILE (parquet is not printed)")
     if folds:
-        with PassExecutor(executor.value, address, workers) as passes:
+        with importing_from(roots), PassExecutor(executor.value, address, workers) as passes:
             allowed = tuple(allow_import or ())
             frame = fold_table(run_dir, allowed, passes.map_parts, passes.recompute)
     else:
@@ -860,6 +909,7 @@ def check_strategy_command(
         int, typer.Option("--cuts", min=1, help="Cut dates per config (prices after each move).")
     ] = 8,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the perturbations.")] = 0,
+    app_dir: AppDirOpt = None,
 ) -> None:
     """Look-ahead check: perturb prices after t; report any weight at or before t that changed.
 
@@ -868,7 +918,8 @@ def check_strategy_command(
     """
     from sweep.cli._check_strategy import check_strategy
 
-    reports = check_strategy(_load_spec(spec_path), n_configs=configs, n_cuts=cuts, seed=seed)
+    with _spec_imports(spec_path, app_dir) as spec:
+        reports = check_strategy(spec, n_configs=configs, n_cuts=cuts, seed=seed)
     width = max(40, out.width)
     for report in reports:
         mark = "ok    " if report.clean else "FAIL  "
@@ -929,6 +980,7 @@ def report(
     address: PassAddressOpt = None,
     executor: PassExecutorOpt = ExecutorKind.auto,
     workers: WorkersOpt = None,
+    app_dir: AllowedAppDirOpt = None,
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html.
 
@@ -943,6 +995,7 @@ def report(
     _check_workers(executor, workers)
     if out_dir is not None:
         check_output_folder(out_dir, "--out")
+    roots = allowed_roots(app_dir, run_dir)
     options = ReportOptions(
         top_k=top,
         heatmap=parse_heatmap(heatmap),
@@ -952,7 +1005,11 @@ def report(
         allow_import=tuple(allow_import or ()),
     )
     try:
-        with _named_data(run_dir, data), PassExecutor(executor.value, address, workers) as passes:
+        with (
+            importing_from(roots),
+            _named_data(run_dir, data),
+            PassExecutor(executor.value, address, workers) as passes,
+        ):
             built = build_report(
                 run_dir,
                 options,
@@ -1087,6 +1144,7 @@ def plan(
         typer.Option("--bench", help="Folder of sweep bench results (default runs/bench)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    app_dir: AppDirOpt = None,
 ) -> None:
     """Know before you launch: measure b and O, predict wall times, name the crossover."""
     from sweep.plan._preflight import plan_sweep
@@ -1097,14 +1155,14 @@ def plan(
             "--no-ray: measures in-process only, so --address and --workers do not apply; "
             f"got --address {address!r} and --workers {workers!r}"
         )
-    sweep = resolve(_load_spec(spec))
-    found = plan_sweep(
-        sweep,
-        address=address,
-        workers=workers,
-        with_ray=not no_ray,
-        bench_dir=None if bench_dir is None else str(bench_dir),
-    )
+    with _spec_imports(spec, app_dir) as sweep_spec:
+        found = plan_sweep(
+            resolve(sweep_spec),
+            address=address,
+            workers=workers,
+            with_ray=not no_ray,
+            bench_dir=None if bench_dir is None else str(bench_dir),
+        )
     if as_json:
         sys.stdout.write(json.dumps(found.to_json(), indent=2) + "\n")
         return

@@ -90,7 +90,21 @@ def results_schema(sweep: ResolvedSweep) -> pa.Schema:
     fields += [pa.field(n, pa.float64(), nullable=False) for n in [*sum_names, *sq_names]]
     if has_exit_columns(sweep):
         fields += [pa.field(n, pa.int64(), nullable=False) for n in EXIT_COLUMNS]
+    fields += [pa.field(n, KIND_TYPES[k], nullable=False) for n, k in strategy_columns(sweep)]
     return pa.schema(fields)
+
+
+#: Arrow type of each kind of column a strategy may add.
+KIND_TYPES = {"float": pa.float64(), "int": pa.int64()}
+
+
+def strategy_columns(sweep: ResolvedSweep) -> list[tuple[str, str]]:
+    """The (name, kind) columns the strategy adds to each row (a backtester's statistics).
+
+    ``n_trades`` is the engine's own column: a strategy's value fills it instead.
+    """
+    declared = getattr(sweep.strategy, "columns", ()) or ()
+    return [(str(n), str(k)) for n, k in declared if n != "n_trades"]
 
 
 def has_exit_columns(sweep: ResolvedSweep) -> bool:
@@ -166,6 +180,9 @@ def _run_strategy(
         returns, turnover = np.zeros((n, t)), np.zeros((n, t))
         trades = np.zeros(n, dtype=np.int64)
         exits = np.zeros((n, len(EXIT_COLUMNS)), dtype=np.int64)
+        extra = {
+            c: np.zeros(n, KIND_TYPES[k].to_pandas_dtype()) for c, k in strategy_columns(sweep)
+        }
         for j in range(n):
             one = {k: v[j : j + 1] for k, v in params.items()}
             try:
@@ -176,7 +193,9 @@ def _run_strategy(
             returns[j], turnover[j], trades[j] = out.returns[0], out.turnover[0], out.n_trades[0]
             if out.exit_counts is not None:
                 exits[j] = out.exit_counts[0]
-        return StrategyOutput(returns, turnover, trades, exits), errors
+            for column, values in (out.extra or {}).items():
+                extra[column][j] = values[0]
+        return StrategyOutput(returns, turnover, trades, exits, extra or None), errors
 
 
 def config_returns(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -350,6 +369,13 @@ def _evaluate_rows(
         counts = np.where(failed[:, np.newaxis], 0, counts)
         for k, name in enumerate(EXIT_COLUMNS):
             data[name] = np.ascontiguousarray(counts[:, k], dtype=np.int64)
+    for name, kind in strategy_columns(sweep):
+        values = (output.extra or {}).get(name)
+        if values is None:
+            values = np.zeros(len(ids), KIND_TYPES[kind].to_pandas_dtype())
+        data[name] = np.where(failed, np.nan if kind == "float" else 0, values).astype(
+            KIND_TYPES[kind].to_pandas_dtype()
+        )
     return _Rows(data, errors, summary, folds)
 
 

@@ -19,7 +19,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import ErrorDetails
 
 from strategies import COST_PARAMS
@@ -98,9 +105,46 @@ class DataSpec(_Model):
 
 
 class StrategySpec(_Model):
-    """Which strategy to sweep: a built-in name or an import path ``package.module:Name``."""
+    """Which strategy to sweep: a built-in name or an import path ``package.module:Name``.
+
+    Attributes
+    ----------
+    name : str
+        A built-in name or an import path. With ``backtesting``, that path.
+    backtesting : str or None
+        ``package.module:StrategyClass``, a backtesting.py ``Strategy`` subclass swept with
+        :func:`strategies.from_backtesting` (``name`` may be left out: it is this path).
+    backtest : dict
+        Keyword arguments of ``backtesting.Backtest`` (``cash``, ``commission``, ...).
+    """
 
     name: str
+    backtesting: str | None = None
+    backtest: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _backtesting_names_the_strategy(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("backtesting") is not None:
+            given = data.get("name")
+            if given is not None and given != data["backtesting"]:
+                raise ValueError(
+                    f"give backtesting = {data['backtesting']!r} alone, or the same path as "
+                    f"name (got name = {given!r})"
+                )
+            data = {**data, "name": data["backtesting"]}
+        return data
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form.
+
+        ``backtesting`` and ``backtest`` appear only when given (older specs hash as before).
+        """
+        doc: dict[str, Any] = {"name": self.name}
+        if self.backtesting is not None:
+            doc["backtesting"] = self.backtesting
+            doc["backtest"] = dict(self.backtest)
+        return doc
 
 
 class MetricOptions(_Model):
@@ -194,6 +238,7 @@ class SweepSpec(_Model):
         """
         doc = self.model_dump(mode="json")
         doc["data"] = self.data.to_dict()
+        doc["strategy"] = self.strategy.to_dict()
         if doc.get("validation") is None:
             doc.pop("validation", None)
         return doc
@@ -332,7 +377,7 @@ def build_spec(  # noqa: PLR0913 - keyword-only: the spec's sections, and where 
     name: str,
     seed: int,
     data: Mapping[str, Any],
-    strategy: str,
+    strategy: str | StrategySpec,
     grid: Mapping[str, Any],
     metrics: MetricOptions | Mapping[str, Any] | None = None,
     costs: Mapping[str, float] | None = None,
@@ -352,8 +397,8 @@ def build_spec(  # noqa: PLR0913 - keyword-only: the spec's sections, and where 
     data : mapping
         :class:`DataSpec`'s fields (``source``, ``path``, ``layout``, ``fill``); a relative
         local ``path`` is made absolute from ``base_dir``.
-    strategy : str
-        The strategy's built-in name or import path.
+    strategy : str or StrategySpec
+        The strategy's built-in name or import path, or its whole section.
     grid : mapping
         The grid as a spec holds it (:func:`sweep.python_grid`).
     metrics, costs, validation : optional
@@ -379,7 +424,9 @@ def build_spec(  # noqa: PLR0913 - keyword-only: the spec's sections, and where 
             name=name,
             seed=seed,
             data=data_spec or DataSpec(),
-            strategy=StrategySpec(name=strategy),
+            strategy=strategy
+            if isinstance(strategy, StrategySpec)
+            else StrategySpec(name=strategy),
             grid=dict(grid),
             metrics=metric_options or MetricOptions(),
             costs=dict(costs or {}),

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from stats import FoldPlan
-from strategies import Execution, Param, Strategy, get_strategy
+from strategies import Execution, Param, Strategy, from_backtesting, get_strategy
+from strategies._backtesting import import_class
 from strategies._bar_fills import BAR_FIELDS, EXIT_NAMES
 from sweep.data._benchmark import check_benchmark
 from sweep.data._panels import Panel, load_panel, panel_fingerprint, synthetic_panel
@@ -33,6 +34,7 @@ from sweep.spec._models import (
     MIN_PERIODS_PER_BLOCK,
     DataSpec,
     MetricOptions,
+    StrategySpec,
     SweepSpec,
 )
 from sweep.spec._provenance import DataOrigin, StrategyOrigin, strategy_origin
@@ -205,10 +207,12 @@ def _check_windows(grid: Grid, strategy: Strategy, panel: Panel) -> None:
             )
 
 
-def _load_strategy(name: str) -> Strategy:
+def _load_strategy(section: StrategySpec) -> Strategy:
     """The spec's strategy; a :class:`StrategyError` is raised again as a spec error."""
     try:
-        return get_strategy(name)
+        if section.backtesting is not None:
+            return from_backtesting(import_class(section.backtesting), **section.backtest)
+        return get_strategy(section.name)
     except StrategyError as exc:
         if isinstance(exc, SweepError):
             raise
@@ -314,6 +318,18 @@ def _check_fields(strategy: Strategy, panel: Panel, origin: DataOrigin) -> None:
     )
 
 
+def _check_single_asset(strategy: Strategy, panel: Panel) -> None:
+    """Refuse a panel of several assets for a strategy that backtests one (backtesting.py)."""
+    if getattr(strategy, "single_asset", False) and panel.n_assets > 1:
+        shown = ", ".join(repr(a) for a in panel.assets[:8])
+        raise StrategySpecError(
+            f"data: strategy {strategy.name!r} backtests one asset, and the data has "
+            f"{panel.n_assets} ({shown}{', ...' if panel.n_assets > 8 else ''}); pick one: "
+            "a file or folder holding that asset only, or from Python the DataFrame's "
+            "columns of one asset (prices[['AAPL']])"
+        )
+
+
 def _check_bar_fields(grid: Grid, strategy: Strategy, panel: Panel, origin: DataOrigin) -> None:
     """Refuse exit levels or next-open fills on data without the open, high and low."""
     levels = [
@@ -403,12 +419,13 @@ def resolve_with(
 ) -> ResolvedSweep:
     """:func:`resolve` with the panel's origin already known (a run folder's record)."""
     if strategy is None:
-        strategy = _load_strategy(spec.strategy.name)
+        strategy = _load_strategy(spec.strategy)
     else:
         strategy = check_strategy_object(strategy)
     grid = _full_grid(spec, strategy)
     _check_windows(grid, strategy, panel)
     _check_listings(strategy, panel)
+    _check_single_asset(strategy, panel)
     _check_fields(strategy, panel, origin)
     _check_bar_fields(grid, strategy, panel, origin)
     _check_metrics(spec.metrics, panel.n_periods - 1)
