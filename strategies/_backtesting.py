@@ -175,9 +175,13 @@ def from_backtesting(
     label = name or cls.__name__
     identity = ",".join(f"{k}={options[k]!r}" for k in sorted(options))
 
-    def run_backtest(data: pd.DataFrame, **params: Any) -> tuple[pd.Series, dict[str, float]]:
+    def prepare(data: pd.DataFrame) -> Any:  # once per batch, as Backtest.optimize does
         with _quiet_backtest():
-            stats = bt.Backtest(_ohlcv(data), cls, **options).run(**params)
+            return bt.Backtest(_ohlcv(data), cls, **options)
+
+    def run_backtest(backtest: Any, **params: Any) -> tuple[pd.Series, dict[str, float]]:
+        with _quiet_backtest():
+            stats = backtest.run(**params)
         extra = {column: _number(stats.get(key)) for column, (key, _) in BT_COLUMNS.items()}
         extra["n_trades"] = _number(stats.get("# Trades"))
         return stats["_equity_curve"]["Equity"], extra
@@ -192,6 +196,7 @@ def from_backtesting(
         columns=[*((c, k) for c, (_, k) in BT_COLUMNS.items()), ("n_trades", "int")],
         fields=("open", "high", "low"),
         single_asset=True,
+        prepare=prepare,
     )
     if cls.__module__ != "__main__" and "<locals>" not in cls.__qualname__:
         path = f"{cls.__module__}:{cls.__qualname__}"

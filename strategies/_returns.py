@@ -74,12 +74,15 @@ class ReturnsStrategy:
         without them).
     single_asset : bool
         The function takes one asset only (a panel of several is refused before running).
+    prepare : callable or None
+        Builds what the function receives from the panel's frame, once per batch (the
+        backtesting.py adapter's ``Backtest`` object); None: the frame itself.
     """
 
     #: The engine cannot see its positions: a panel with listings is refused.
     honours_listings = False
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the declaration's parts, each documented
         self,
         func: Callable[..., Any],
         *,
@@ -90,6 +93,7 @@ class ReturnsStrategy:
         columns: Sequence[tuple[str, str]] = (),
         fields: Sequence[str] = (),
         single_asset: bool = False,
+        prepare: Callable[[pd.DataFrame], Any] | None = None,
     ) -> None:
         self.func = func
         self.name = name
@@ -99,6 +103,9 @@ class ReturnsStrategy:
         self.columns: tuple[tuple[str, str], ...] = tuple(columns)
         self.fields: frozenset[str] = frozenset(fields)
         self.single_asset = single_asset
+        #: Builds what the function receives from the panel's frame once per batch (an
+        #: adapter's engine object); None: the frame itself.
+        self.prepare = prepare
         #: How a spec names this strategy again (``{"backtesting": path, "backtest": {...}}``
         #: for :func:`strategies.from_backtesting`), or None.
         self.source: dict[str, Any] | None = None
@@ -115,7 +122,7 @@ class ReturnsStrategy:
         config: Mapping[str, Any],
         rng: np.random.Generator | None = None,
         *,
-        data: pd.DataFrame | None = None,
+        data: Any = None,
     ) -> tuple[NDArray[np.float64], dict[str, float]]:
         """One config's period returns (T - 1) and extra column values.
 
@@ -131,9 +138,10 @@ class ReturnsStrategy:
         label = f"strategy {self.name!r} (config {describe_config(kwargs) or 'no parameters'})"
         if self.wants_rng:
             kwargs[RNG_ARGUMENT] = rng if rng is not None else np.random.default_rng(0)
-        frame = panel_frame(panel) if data is None else data
+        given = self.data_for(panel) if data is None else data
+        argument = given.copy(deep=False) if isinstance(given, pd.DataFrame) else given
         try:
-            out = self.func(frame.copy(deep=False), **kwargs)
+            out = self.func(argument, **kwargs)
         except Exception as exc:
             raise StrategyError(f"{label} raised {type(exc).__name__}: {exc}") from exc
         curve, extra = out if isinstance(out, tuple) and len(out) == 2 else (out, {})
@@ -170,6 +178,11 @@ class ReturnsStrategy:
             values[column] = number
         return values
 
+    def data_for(self, panel: Panel) -> Any:
+        """What the function receives for ``panel`` (built once per batch)."""
+        frame = panel_frame(panel)
+        return frame if self.prepare is None else self.prepare(frame)
+
     def lookahead_rows(
         self, panel: Panel, config: Mapping[str, Any], rng: np.random.Generator
     ) -> NDArray[np.float64]:
@@ -191,7 +204,7 @@ class ReturnsStrategy:
         n = batch_length(self.name, self.params, params, rngs)
         returns = np.empty((n, panel.n_periods - 1))
         extra = {column: np.empty(n) for column, _ in self.columns}
-        data = panel_frame(panel)
+        data = self.data_for(panel)
         declared = {p.name: p for p in self.params}
         for j in range(n):
             config = {k: _python_value(declared[k], v[j]) for k, v in params.items()}

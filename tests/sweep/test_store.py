@@ -368,7 +368,8 @@ def test_a_part_keeps_its_summary_once_in_its_footer_and_reads_as_before(referen
     both = parquet_bytes(table)
     again = footer_schema(pq.ParquetFile(pa.BufferReader(both)))
     assert again.equals(schema, check_metadata=True)
-    assert len(both) > 1.5 * path.stat().st_size
+    # (the part's size depends on its row count, which the planner picks from timings)
+    assert len(both) - path.stat().st_size > 0.9 * len(footer[SUMMARY_KEY])
     assert parquet_bytes(table, footer_only=[SUMMARY_KEY]) == path.read_bytes()
     # Without footer-only keys, the bytes are pq.write_table's (telemetry and panel copies).
     sink = pa.BufferOutputStream()
