@@ -305,16 +305,20 @@ def _check_fields(strategy: Strategy, panel: Panel, origin: DataOrigin) -> None:
     missing = [f for f in wanted if f not in panel.fields]
     if not missing:
         return
-    hint = (
-        "set ohlcv = true in [data] for the synthetic panel's open, high, low and volume"
-        if origin.kind == "synthetic"
-        else "give the data that field (a wide table's '<asset>:<field>' columns, a long "
-        "table's or a per-asset file's field column; see sweep.load_panel)"
-    )
     raise StrategySpecError(
         f"strategy.name: strategy {strategy.name!r} reads the field {missing[0]!r} (it reads "
         f"{wanted}), which the data does not have: {origin.description} has the fields "
-        f"{['close', *sorted(panel.fields)]}; {hint}"
+        f"{['close', *sorted(panel.fields)]}; {_fields_hint(origin)}"
+    )
+
+
+def _fields_hint(origin: DataOrigin) -> str:
+    """How to give the data the fields it lacks."""
+    if origin.kind == "synthetic":
+        return "set ohlcv = true in [data] for the synthetic panel's open, high, low and volume"
+    return (
+        "give the data the field (a wide table's '<asset>:<field>' columns, a long table's "
+        "or a per-asset file's field column; see sweep.load_panel)"
     )
 
 
@@ -341,16 +345,10 @@ def _check_bar_fields(grid: Grid, strategy: Strategy, panel: Panel, origin: Data
     if not missing or not (levels or next_open):
         return
     why = f"the exit levels {levels}" if levels else "fill = 'next_open'"
-    hint = (
-        "set ohlcv = true in [data] for the synthetic panel's bars"
-        if origin.kind == "synthetic"
-        else "give the data those fields (a wide table's '<asset>:<field>' columns, a long "
-        "table's or a per-asset file's field columns; see sweep.load_panel)"
-    )
     raise StrategySpecError(
         f"grid: {why} of strategy {strategy.name!r} fill inside each bar and need its "
         f"{', '.join(BAR_FIELDS)}, which the data does not have ({origin.description} has the "
-        f"fields {['close', *sorted(panel.fields)]}); {hint}"
+        f"fields {['close', *sorted(panel.fields)]}); {_fields_hint(origin)}"
     )
 
 

@@ -91,3 +91,28 @@ def test_a_batch_kernel_may_declare_the_fields_it_reads() -> None:
         resolve(spec_from_dict(doc), strategy=kernel)
     doc["data"]["ohlcv"] = True
     assert resolve(spec_from_dict(doc), strategy=kernel).strategy is kernel
+
+
+def test_exit_levels_on_data_without_bars_are_refused_before_running() -> None:
+    from sweep import resolve, spec_from_dict
+    from sweep.errors import StrategySpecError
+
+    doc = {
+        "name": "stops-close-only",
+        "seed": 1,
+        "data": {"source": "synthetic", "years": 3},
+        "strategy": {"name": "xs_momentum"},
+        "grid": {"lookback": [20], "stop_loss": [0.0, 0.05]},
+        "metrics": {"bootstrap_reps": 0, "pbo_blocks": 4},
+    }
+    with pytest.raises(
+        StrategySpecError,
+        match=r"grid: the exit levels \['stop_loss'\] of strategy 'xs_momentum' fill inside "
+        r"each bar and need its open, high, low.*set ohlcv = true",
+    ):
+        resolve(spec_from_dict(doc))
+    doc["grid"]["stop_loss"] = [0.0]  # every level off: nothing fills inside a bar
+    assert len(resolve(spec_from_dict(doc)).grid) == 1
+    doc["data"]["ohlcv"] = True
+    doc["grid"]["stop_loss"] = [0.0, 0.05]
+    assert len(resolve(spec_from_dict(doc)).grid) == 2
