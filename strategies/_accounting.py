@@ -8,7 +8,7 @@ model and the order of operations are stated once, in :func:`account`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 import numba
@@ -16,7 +16,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from strategies._bar_fills import (
-    EXIT_NAMES,
     EXIT_PARAMS,
     Execution,
     ExitCounts,
@@ -28,6 +27,7 @@ from strategies._bar_fills import (
 from strategies._panel import Panel
 from strategies._protocol import Param
 from strategies._strategy_errors import StrategyError
+from strategies._targets import _gross_scale, _held
 
 #: One basis point as a fraction.
 BPS = 1e-4
@@ -120,6 +120,11 @@ class Book:
 
     long_only: bool = False
     max_leverage: float | None = None
+
+    @property
+    def gross_cap(self) -> float:
+        """The cap as the kernels read it (0: none)."""
+        return 0.0 if self.max_leverage is None else float(self.max_leverage)
 
 
 @dataclass(frozen=True)
@@ -217,14 +222,6 @@ def refuse_listings(panel: Panel, strategy: str, instead: str) -> None:
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _held(weight, tradable, long_only):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """A target weight after the listing mask and the long-only rule."""
-    if not tradable or (long_only and weight < 0.0):
-        return 0.0
-    return weight
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
 def _rebalance(weights, tradable, close, t, value, rates, rules, shares):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """Trade every asset to its target at close ``t``; returns (cash flow, traded, cost, trades).
 
@@ -233,13 +230,7 @@ def _rebalance(weights, tradable, close, t, value, rates, rules, shares):  # typ
     """
     fee, slip, fixed = rates[0], rates[1], rates[2]
     long_only, max_gross = rules[0] > 0.0, rules[1]
-    scale = 1.0
-    if max_gross > 0.0:
-        gross = 0.0
-        for a in range(shares.shape[0]):
-            gross += abs(_held(weights[t, a], tradable[t, a], long_only))
-        if gross > max_gross:
-            scale = max_gross / gross
+    scale = _gross_scale(weights, tradable, t, long_only, max_gross) if max_gross > 0.0 else 1.0
     flow = 0.0
     traded = 0.0
     cost = 0.0
@@ -424,21 +415,13 @@ def account(  # noqa: PLR0913 - the accounting's inputs, each a published conven
     (``tests/strategies/test_bar_fills_peers.py``).
     """
     n_dates = close.shape[0]
-    rates = np.array(  # as _rates computes them for a batch: the same bits
-        [
-            costs.fee_bps * BPS,
-            costs.slippage_bps * BPS,
-            costs.fixed_fee,
-            costs.borrow_bps * BPS,
-            costs.capital,
-        ]
-    )
-    cap = 0.0 if book.max_leverage is None else float(book.max_leverage)
+    rates = np.array(_rate_terms(*(getattr(costs, k) for k in COST_NAMES)))
     execution = execution or Execution()
     if exits is not None or execution.fill == "next_open":
-        settings = np.concatenate([rates, _bar_settings(book, cap, exits or Exits(), execution)])
+        levels = astuple(exits or Exits())
+        settings = np.array([*rates, *_bar_rules(book, execution), *levels])
         return _book_bars(weights, close, tradable, settings, fields or {}, fills)
-    rules = np.array([1.0 if book.long_only else 0.0, cap])
+    rules = np.array([1.0 if book.long_only else 0.0, book.gross_cap])
     out = np.empty((4, n_dates))
     n_trades = _account_row(
         np.ascontiguousarray(weights, dtype=np.float64),
@@ -453,16 +436,13 @@ def account(  # noqa: PLR0913 - the accounting's inputs, each a published conven
     return Accounts(returns, turnover, charged, equity, int(n_trades))
 
 
-def _bar_settings(book: Book, cap: float, exits: Exits, execution: Execution) -> list[float]:
-    """The bar kernel's settings after the rates (see :func:`strategies._bar_fills._bar_row`)."""
+def _bar_rules(book: Book, execution: Execution) -> list[float]:
+    """The bar kernel's rules after the rates: long only, gross cap, next open, TP first."""
     return [
         1.0 if book.long_only else 0.0,
-        cap,
+        book.gross_cap,
         1.0 if execution.fill == "next_open" else 0.0,
         1.0 if execution.ambiguous == "take_profit_first" else 0.0,
-        exits.stop_loss,
-        exits.take_profit,
-        exits.trailing_stop,
     ]
 
 
@@ -475,7 +455,7 @@ def _bar_inputs(
 ) -> tuple[NDArray[Any], ...]:
     """The bar kernel's arrays: weights, close, open, high, low, tradable (contiguous).
 
-    ``settings`` (k, 12) are the configs' (see :func:`_bar_settings`); when none sets a
+    ``settings`` (k, 12) are the configs' (rates, :func:`_bar_rules`, levels); when none sets a
     level and they fill at the close, the bars are never read and may be missing.
     """
     close = np.ascontiguousarray(close, dtype=np.float64)
@@ -518,22 +498,22 @@ def _book_bars(
     )
 
 
-def _rates(values: Mapping[str, NDArray[Any]]) -> NDArray[np.float64]:
-    """(k, 5) fee, slippage, fixed fee, borrow, capital of k configs (defaults where absent)."""
-    defaults = {p.name: p.default for p in COST_PARAMS}
-    n = len(next(iter(values.values()))) if values else 1
-    column = {
-        k: np.asarray(values.get(k, np.full(n, defaults[k])), dtype=np.float64) for k in COST_NAMES
-    }
-    return np.column_stack(
-        [
-            column["fee_bps"] * BPS,
-            column["slippage_bps"] * BPS,
-            column["fixed_fee"],
-            column["borrow_bps"] * BPS,
-            column["capital"],
-        ]
-    )
+def _rate_terms(
+    fee_bps: Any, slippage_bps: Any, fixed_fee: Any, borrow_bps: Any, capital: Any
+) -> list[Any]:
+    """The kernels' rates from the cost parameters (scalars, or arrays of k configs).
+
+    One definition for :func:`account` and :func:`account_bars`, so a config's rates have
+    the same bits alone or in a batch.
+    """
+    return [fee_bps * BPS, slippage_bps * BPS, fixed_fee, borrow_bps * BPS, capital]
+
+
+def _per_config(
+    values: Mapping[str, NDArray[Any]], params: tuple[Param, ...], n: int
+) -> list[NDArray[np.float64]]:
+    """Each parameter's values for ``n`` configs, its default where ``values`` lacks it."""
+    return [np.asarray(values.get(p.name, np.full(n, p.default)), np.float64) for p in params]
 
 
 @dataclass(frozen=True)
@@ -586,11 +566,9 @@ def account_bars(
         Returns, turnover, fill counts and exit counts of the k configs.
     """
     n = len(next(iter(values.values()))) if values else 1
-    cap = 0.0 if book.max_leverage is None else float(book.max_leverage)
-    rules = _bar_settings(book, cap, Exits(), execution)[:4]
-    exit_values = {p.name: p.default for p in EXIT_PARAMS}
-    levels = [np.asarray(values.get(k, np.full(n, exit_values[k])), np.float64) for k in EXIT_NAMES]
-    settings = np.column_stack([_rates(values), np.tile(rules, (n, 1)), *levels])
+    rates = _rate_terms(*_per_config(values, COST_PARAMS, n))
+    rules = [np.full(n, rule) for rule in _bar_rules(book, execution)]
+    settings = np.column_stack([*rates, *rules, *_per_config(values, EXIT_PARAMS, n)])
     w, c, o, h, lo, live = _bar_inputs(weights, close, tradable, fields, settings)
     out = np.empty((n, 5, close.shape[0]))
     counts = np.zeros((n, 4), dtype=np.int64)

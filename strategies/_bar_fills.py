@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from strategies._protocol import Param
 from strategies._strategy_errors import StrategyError
+from strategies._targets import _gross_scale, _held
 
 #: Exit levels every position-function strategy accepts, like the costs: fixed in
 #: ``[costs]`` or swept in ``[grid]``. Optional: a spec that names none of them has no such
@@ -248,17 +249,6 @@ def _trade(a, new, price, state, rates, k, log, bar, why):  # type: ignore[no-un
     return -(step * fill + charge), size * price * rates[1] + charge, size * price, 1
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _gross_scale(weights, tradable, t, long_only, max_gross):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """The factor that brings the targets' gross exposure down to the cap (1: no cap hit)."""
-    gross = 0.0
-    for a in range(weights.shape[1]):
-        w = weights[t, a]
-        if tradable[t, a] and not (long_only and w < 0.0):
-            gross += abs(w)
-    return max_gross / gross if gross > max_gross else 1.0
-
-
 @numba.njit(cache=True, nogil=True)
 def _bar_row(weights, close, opens, high, low, tradable, rates, counts, out, log):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """Book one config bar by bar; see :func:`strategies.account` (the bar book).
@@ -296,10 +286,7 @@ def _bar_row(weights, close, opens, high, low, tradable, rates, counts, out, log
         traded = 0.0
         scale = _gross_scale(weights, tradable, t, long_only, max_gross) if max_gross > 0 else 1.0
         for a in range(n_assets):  # the targets formed at this close
-            w = weights[t, a]
-            if not tradable[t, a] or (long_only and w < 0.0):
-                w = 0.0
-            w = w * scale
+            w = _held(weights[t, a], tradable[t, a], long_only) * scale
             if blocked[a]:
                 if np.isnan(state[5, a]):  # the exit bar's close: its target is ignored
                     state[5, a] = _sign(w)

@@ -200,10 +200,7 @@ class PositionStrategy:
 
     def _as_input(self, panel: Panel, values: NDArray[np.float64]) -> Any:
         """``values`` (shaped like the close) as the function sees it: masked, read-only."""
-        masked = np.array(values, dtype=np.float64, order="C")
-        if panel.live is not None:
-            masked[~panel.live] = np.nan
-        frozen = immutable_copy(masked)
+        frozen = immutable_copy(masked_copy(panel, values))
         if self.inputs == "numpy":
             return frozen
         index = pd.DatetimeIndex(panel.dates)
@@ -243,8 +240,8 @@ class PositionStrategy:
         prices : optional
             The function's prices if already built by :meth:`prices_for` (saves a copy).
         fields : mapping of str to array or DataFrame, optional
-            The function's field arguments if already built by :meth:`fields_for` (saves a
-            copy each); built from ``panel`` when omitted.
+            The function's field arguments if already built for this panel (saves a copy
+            each, as :meth:`evaluate` does once per batch); built from ``panel`` when omitted.
 
         Returns
         -------
@@ -279,14 +276,6 @@ class PositionStrategy:
     def prices_for(self, panel: Panel) -> Any:
         """The prices argument the function receives for ``panel`` (built once per batch)."""
         return self._prices(panel)
-
-    def fields_for(self, panel: Panel) -> dict[str, Any]:
-        """The field arguments the function receives for ``panel`` (built once per batch).
-
-        One entry per name in :attr:`fields`, shaped, masked and read-only as the prices;
-        a :class:`StrategyError` names a field the panel does not have.
-        """
-        return self._fields(panel)
 
     def _arguments(self, config: Mapping[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
@@ -401,6 +390,19 @@ class PositionStrategy:
                 returns[j], turnover[j] = booked.returns, booked.turnover
                 n_trades[j] = booked.n_trades
         return StrategyOutput(returns, turnover, n_trades, exit_counts)
+
+
+def masked_copy(panel: Panel, values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A copy of ``values`` (shaped like the close), NaN where the asset is not listed.
+
+    What a strategy's function sees of any panel field (read-only once frozen with
+    :func:`strategies._panel.immutable_copy`): it cannot know at ``t`` that an asset lists
+    later.
+    """
+    masked = np.array(values, dtype=np.float64, order="C")
+    if panel.live is not None:
+        masked[~panel.live] = np.nan
+    return masked
 
 
 def batch_length(

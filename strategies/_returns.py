@@ -19,7 +19,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from strategies._panel import Panel, immutable_copy
-from strategies._position import RNG_ARGUMENT, _python_value, batch_length, describe_config
+from strategies._position import (
+    RNG_ARGUMENT,
+    _python_value,
+    batch_length,
+    describe_config,
+    masked_copy,
+)
 from strategies._protocol import Param, StrategyOutput
 from strategies._strategy_errors import StrategyError, close_matches
 
@@ -39,12 +45,8 @@ def panel_frame(panel: Panel) -> pd.DataFrame:
     blocks = {}
     for field in DATA_FIELDS:
         values = panel.close if field == "close" else panel.fields.get(field)
-        if values is None:
-            continue
-        masked = np.array(values, dtype=np.float64, order="C")
-        if panel.live is not None:
-            masked[~panel.live] = np.nan
-        blocks[field] = immutable_copy(masked)
+        if values is not None:
+            blocks[field] = masked_copy(panel, values)
     columns = pd.MultiIndex.from_tuples(
         [(f, a) for f in blocks for a in panel.assets], names=["field", "asset"]
     )

@@ -21,7 +21,6 @@ import contextlib
 import io
 import os
 import re
-import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -29,7 +28,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_readme_hashes import FENCE, PAGES, REPO, check_pinned_install
+from tests.test_readme_hashes import (
+    FENCE,
+    PAGES,
+    REPO,
+    apply_environment,
+    check_pinned_install,
+    split_command,
+)
 
 #: Markers of python blocks run by their own tests (the marker: the test that runs it).
 OWNED = {
@@ -191,15 +197,9 @@ def test_every_transcript_runs_and_prints_what_is_shown(
     steps = re.split(r"^\$ ", block.body.strip(), flags=re.M)[1:]
     for step in steps:
         command, _, shown = step.partition("\n")
-        words = shlex.split(command)
-        while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
-            key, _, value = words.pop(0).partition("=")
-            monkeypatch.setenv(key, value)
-            if key == "PYTHONPATH":  # read by the interpreter at start-up only
-                for entry in value.split(os.pathsep):
-                    monkeypatch.syspath_prepend(str(scratch / entry))
-        assert words[0] == "sweep", f"{block.label}: not a sweep command: {command}"
-        code, printed = _run_cli(words[1:])
+        env, args = split_command(command)
+        apply_environment(env, scratch, monkeypatch)
+        code, printed = _run_cli(args)
         missing = shown_lines_match(shown, printed)
         assert not missing, (
             f"{block.label} `{command}` (exit {code}) did not print {missing}:\n{printed}"

@@ -283,15 +283,29 @@ def test_the_version_check_names_what_differs(monkeypatch: pytest.MonkeyPatch) -
 
 
 # ---- running the commands ---------------------------------------------------------------------
-def _sweep_argv(command: str, run_dir: Path) -> tuple[dict[str, str], list[str]]:
-    """(environment assignments, sweep arguments) of a README command, into ``run_dir``."""
+def split_command(command: str) -> tuple[dict[str, str], list[str]]:
+    """(environment assignments, sweep arguments) of a shown ``[VAR=value ...] sweep ...``."""
     words = shlex.split(command)
     env: dict[str, str] = {}
     while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
         key, _, value = words.pop(0).partition("=")
         env[key] = value
     assert words and Path(words[0]).name == "sweep", f"not a sweep command: {command!r}"
-    args = words[1:]
+    return env, words[1:]
+
+
+def apply_environment(env: dict[str, str], root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Set a command's assignments; ``PYTHONPATH`` entries (relative to ``root``) on sys.path."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+        if key == "PYTHONPATH":  # read by the interpreter at start-up only
+            for entry in reversed(value.split(os.pathsep)):
+                monkeypatch.syspath_prepend(str(root / entry))
+
+
+def _sweep_argv(command: str, run_dir: Path) -> tuple[dict[str, str], list[str]]:
+    """(environment assignments, sweep arguments) of a README command, into ``run_dir``."""
+    env, args = split_command(command)
     assert args[:1] == ["run"], f"only `sweep run` prints a table hash here: {command!r}"
     for option in ("--run-dir", "--executor"):
         assert option not in args, f"{command!r} sets {option}, which the test sets"
@@ -306,11 +320,7 @@ def _run_command(command: str, run_dir: Path, monkeypatch: pytest.MonkeyPatch) -
 
     env, args = _sweep_argv(command, run_dir)
     monkeypatch.chdir(REPO)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-        if key == "PYTHONPATH":  # read by the interpreter at start-up only
-            for entry in reversed(value.split(os.pathsep)):
-                monkeypatch.syspath_prepend(str(REPO / entry))
+    apply_environment(env, REPO, monkeypatch)
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, f"{command!r} failed:\n{result.output}"
     found = re.findall(r"^table hash: ([0-9a-f]{64})$", result.output, flags=re.M)
