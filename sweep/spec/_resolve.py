@@ -257,7 +257,7 @@ def _fixed_axis(spec: SweepSpec, strategy: Strategy, param: Param) -> Axis:
     return _coerce_axis(axis_from_definition(param.name, [value]), param)
 
 
-def _full_grid(spec: SweepSpec, strategy: Strategy) -> Grid:
+def full_grid(spec: SweepSpec, strategy: Strategy) -> Grid:
     """The grid over every strategy parameter: the spec's axes, then costs and defaults.
 
     An optional parameter (an exit level) the spec does not name is left out: the strategy
@@ -420,7 +420,7 @@ def resolve_with(
         strategy = _load_strategy(spec.strategy)
     else:
         strategy = check_strategy_object(strategy)
-    grid = _full_grid(spec, strategy)
+    grid = full_grid(spec, strategy)
     _check_windows(grid, strategy, panel)
     _check_listings(strategy, panel)
     _check_single_asset(strategy, panel)

@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
+from strategies import available_strategies, get_strategy
 from sweep._version import ENGINE_VERSION
 from sweep.common._fs import (
     TEMP_PREFIX,
@@ -54,7 +55,7 @@ from sweep.errors import RunFolderError, RunLockedError, SweepError
 from sweep.spec._grid import Grid
 from sweep.spec._models import SweepSpec, spec_from_dict
 from sweep.spec._provenance import PANEL_COPY, Provenance
-from sweep.spec._resolve import ResolvedSweep
+from sweep.spec._resolve import ResolvedSweep, full_grid
 from sweep.store._file_limits import (
     LOCK_MAX_BYTES,
     MANIFEST_MAX_BYTES,
@@ -68,6 +69,7 @@ from sweep.store._file_limits import (
     sha256_limited,
 )
 from sweep.store._fold_summary import FOLDS_KEY
+from sweep.store._grid_check import grid_disagreement
 from sweep.store._null_summary import SUMMARY_KEY
 from sweep.store._panel_copy import write_panel_copy
 from sweep.store._record import (
@@ -364,6 +366,14 @@ class RunStore:
             diffs.append(
                 f"the grid size (manifest {manifest.grid.size:,}, spec {len(sweep.grid):,})"
             )
+        elif not diffs:
+            wrong = grid_disagreement(manifest.grid.to_json(), sweep.grid, {}, sweep.grid)
+            if wrong is not None:
+                raise RunFolderError(
+                    f"run folder {self.location!r}: manifest.json disagrees with its spec "
+                    f"and strategy: {wrong}; it was edited or damaged; restore the original "
+                    "manifest.json"
+                )
         if diffs:
             raise RunFolderError(
                 f"run folder {self.location!r} belongs to another sweep; it differs in "
@@ -976,7 +986,8 @@ def recorded_spec(manifest: Manifest, folder: str) -> SweepSpec:
     advice = "it was edited or damaged; restore the original manifest.json"
     try:
         spec = spec_from_dict(dict(manifest.spec))
-        size = len(Grid.from_definition(spec.grid))
+        spec_grid = Grid.from_definition(spec.grid)
+        size = len(spec_grid)
     except SweepError as exc:
         raise RunFolderError(f"{folder}: manifest.json's spec is not a valid spec: {exc}") from exc
     key = manifest.run_key
@@ -1000,7 +1011,35 @@ def recorded_spec(manifest: Manifest, folder: str) -> SweepSpec:
             f"{broken}: its spec's grid has {size:,} configs, its grid.size records "
             f"{manifest.grid.size:,}; {advice}"
         )
+    wrong = grid_disagreement(
+        manifest.grid.to_json(), spec_grid, spec.costs, _builtin_full_grid(spec, key)
+    )
+    if wrong is not None:
+        raise RunFolderError(f"{broken}: {wrong}; {advice}")
     return spec
+
+
+def _builtin_full_grid(spec: SweepSpec, key: RunKey) -> Grid | None:
+    """The full grid of a run of a built-in strategy at its recorded version, else None.
+
+    Only a built-in is loaded here (reading a folder never imports code it names); the
+    grid of any other strategy is checked against the spec alone
+    (:func:`sweep.store._grid_check.grid_disagreement`).
+    """
+    name = spec.strategy.name
+    if (
+        spec.strategy.backtesting is not None
+        or name not in available_strategies()
+        or key.strategy is None
+    ):
+        return None
+    strategy = get_strategy(name)
+    if key.strategy.version != strategy.version:
+        return None
+    try:
+        return full_grid(spec, strategy)
+    except SweepError:
+        return None  # the recorded spec does not fit today's strategy: checked by the spec
 
 
 @dataclass(frozen=True)
