@@ -126,8 +126,13 @@ def _axis_keys_disagreement(doc: Mapping[str, Any], want: Mapping[str, Any]) -> 
         if key not in want:
             return f"{where} has a key {_short(key)} no grid writes"
         if isinstance(value, list) and isinstance(want[key], list) and len(value) == len(want[key]):
-            at = next(k for k, (a, b) in enumerate(zip(value, want[key])) if not _same_json(a, b))
-            return f"{where}: value {at} is {_short(value[at])}, its spec gives {_short(want[key][at])}"
+            at = next(
+                k
+                for k, (a, b) in enumerate(zip(value, want[key], strict=True))
+                if not _same_json(a, b)
+            )
+            found, given = _short(value[at]), _short(want[key][at])
+            return f"{where}: value {at} is {found}, its spec gives {given}"
         return f"{where}: {key} is {_short(value)}, its spec gives {_short(want[key])}"
     return None
 

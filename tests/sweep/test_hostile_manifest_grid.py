@@ -93,7 +93,7 @@ def test_an_edited_grid_description_is_refused_before_any_part_is_judged(
 ) -> None:
     doctor, named = DOCTORED[case]
     folder = doctored_copy(run, tmp_path / "run", doctor)
-    with pytest.raises(RunFolderError, match="manifest.json disagrees with itself") as info:
+    with pytest.raises(RunFolderError, match=r"manifest\.json disagrees with itself") as info:
         RunStore(folder).expectations()
     message = str(info.value)
     assert named in message and len(message) < 400 and "\n" not in message
@@ -162,6 +162,6 @@ def test_a_forged_default_of_an_imported_strategy_is_refused_on_resume(tmp_path:
     (folder / "manifest.json").write_text(json.dumps(manifest))
     RunStore(folder).expectations()  # the form is right: the spec alone cannot tell
     before = folder_files(folder)
-    with pytest.raises(RunFolderError, match="disagrees with its spec and strategy: .*'edge'"):
+    with pytest.raises(RunFolderError, match=r"disagrees with its spec and strategy: .*'edge'"):
         run_sweep(spec_from_dict(doc), folder, progress=False)
     assert folder_files(folder) == before

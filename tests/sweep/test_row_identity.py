@@ -58,7 +58,8 @@ def test_a_manifest_whose_listed_grid_disagrees_with_its_size_is_refused(constra
             axis["values"] = [2.5, 3.0]
     path.write_text(json.dumps(doc))
     with pytest.raises(
-        RunFolderError, match=r"disagrees with itself: its grid's axis 'cost': values is \[2.5, 3.0\]"
+        RunFolderError,
+        match=r"disagrees with itself: its grid's axis 'cost': values is \[2.5, 3.0\]",
     ):
         RunStore(run).expectations()
     for axis in doc["grid"]["axes"]:
