@@ -177,7 +177,7 @@ def _fixed_axis_disagreement(
         values is not None and (not isinstance(values, list) or len(values) != 1)
     ):
         return f"its grid's fixed parameter {_short(name)} does not hold exactly one value"
-    value = values[0] if values is not None else doc.get("first")
+    value: Any = values[0] if values is not None else doc.get("first")
     dtype = doc.get("dtype")
     if not _is_of_dtype(value, dtype):
         return f"its grid's fixed parameter {_short(name)} holds {_short(value)} as {_short(dtype)}"
