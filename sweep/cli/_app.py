@@ -534,6 +534,8 @@ def status(
         f"table hash:    {info.table_hash or '- (until every config is done)'}",
         f"hash version:  {info.table_hash_version}",
     ]
+    if info.recorded is not None and info.table_hash is not None:
+        lines.append(_fields([f"recorded:      {info.recorded.describe(info.table_hash)}"], 15))
     if passes.on_ray and passes.choice is not None:  # shown when not the usual in-process
         lines.append(_fields([f"parts read:    on Ray ({passes.choice.reason})"], 15))
     if info.live is not None:
@@ -650,6 +652,11 @@ def verify(
     _say(out, f"hash version: {verification.table_hash_version}")
     if verification.null_summary_hash:
         _say(out, f"null summary hash: {verification.null_summary_hash}")
+    if verification.fold_summary_hash:
+        _say(out, f"fold summary hash: {verification.fold_summary_hash}")
+    recorded, found = verification.recorded, verification.table_hash
+    if recorded is not None and found is not None:
+        _say(out if recorded.agrees(found) else err, f"recorded: {recorded.describe(found)}")
     for name in verification.digest_mismatches:
         _say(
             err,
@@ -657,7 +664,9 @@ def verify(
             "rows (the table hash above is of the rows; the part was rewritten after it was "
             "computed)",
         )
-    if verification.digest_mismatches:
+    if verification.digest_mismatches or (
+        recorded is not None and found is not None and not recorded.agrees(found)
+    ):
         raise typer.Exit(1)
 
 
@@ -668,13 +677,22 @@ def reproduce(
     sample: Annotated[
         int, typer.Option("--sample", min=0, help="Finished configs re-computed, drawn at random.")
     ] = 64,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the random draw.")] = 0,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            min=0,
+            max=(1 << 63) - 1,
+            help="Seed of the random draws of configs and parts (default: a fresh one, "
+            "printed, so the audit can be repeated).",
+        ),
+    ] = None,
     parts: Annotated[
         int,
         typer.Option(
             "--parts",
             min=0,
-            help="Whole parts re-computed (the smallest), their null and fold summaries too.",
+            help="Whole parts re-computed, drawn at random; their null and fold summaries too.",
         ),
     ] = 2,
     executor: Annotated[
@@ -702,6 +720,11 @@ def reproduce(
     from sweep.runner._reproduce import ReproduceSettings, reproduce_run
 
     _check_workers(executor, workers)
+    if sample == 0 and parts == 0:
+        raise SweepError(
+            "--sample 0 --parts 0: nothing would be compared; re-compute some configs "
+            "(--sample N) or whole parts (--parts N)"
+        )
     kind = "ray" if executor is ExecutorKind.ray or address else "local"
     with importing_from(allowed_roots(app_dir, run_dir)), _named_data(run_dir, data):
         found = reproduce_run(
@@ -727,13 +750,14 @@ def _reproduce_lines(found: Reproduction, show: int | None) -> list[str]:
     lines += [_fields([f"{' ' * 14}{u.describe('batch')}"], 14) for u in found.recomputed]
     lines.append(
         f"sample:       {found.matched:,} of {found.sampled:,} configs match bit for bit in "
-        f"every column (seed {found.seed})"
+        f"every column"
     )
     for part in found.parts:
-        lines.append(
+        text = (
             f"part:         {part.name}: {part.configs_matched:,} of {part.configs:,} configs "
             f"match; null summary: {part.null_summary}; fold summary: {part.fold_summary}"
         )
+        lines.append(_fields([text], 14))
     if found.bad_parts:
         lines.append(f"left out:     {found.bad_parts} bad part(s) (sweep verify names them)")
     lines += [f"mismatch:     {m}" for m in mismatch_lines(found, show)]  # one line each
@@ -742,6 +766,7 @@ def _reproduce_lines(found: Reproduction, show: int | None) -> list[str]:
         if found.full_match
         else f"result:       MISMATCH: {len(found.mismatches):,} value(s) differ"
     )
+    lines.append(f"repeat with:  --seed {found.seed} (the same configs and parts)")
     return lines
 
 

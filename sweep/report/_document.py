@@ -176,6 +176,7 @@ def integrity_blocks(d: IntegritySection) -> list[Block]:
             + ("" if match is None else (" (matches)" if match else " (DIFFERS)")),
         ),
         ("null summary hash", d.null_summary_hash or "– (incomplete, or no bootstrap)"),
+        ("fold summary hash", d.fold_summary_hash or "– (incomplete, or no validation)"),
         ("parts", f"{parts.total} verified: {parts.good} good, {len(parts.bad)} bad"),
         ("quarantined files", num(len(d.quarantined_files))),
         (

@@ -11,6 +11,7 @@ from sweep.report._sections import (
     PartCounts,
     SessionRow,
 )
+from sweep.store._fold_summary import folds_digest
 from sweep.store._null_summary import summary_digest
 from sweep.store._record import SESSION_STATUSES, Manifest
 
@@ -66,7 +67,8 @@ def integrity_section(run: RunData) -> IntegritySection:
     done, failed = run.scan.done, run.scan.failed
     complete = done == run.total and not bad
     sessions = session_rows(run.manifest)
-    recorded = next((s.table_hash for s in reversed(sessions) if s.table_hash), None)
+    last = run.manifest.recorded_hash
+    recorded = None if last is None else last.table_hash
     table_hash = run.table_hash if complete else None
     outside = run.scan.outside_grid
     endings = {k: sum(s.status == k for s in sessions) for k in SESSION_STATUSES}
@@ -76,8 +78,11 @@ def integrity_section(run: RunData) -> IntegritySection:
         null_summary_hash=summary_digest(run.null_summary)
         if complete and run.null_summary is not None
         else None,
+        fold_summary_hash=folds_digest(run.fold_summary)
+        if complete and run.fold_summary is not None
+        else None,
         recorded_table_hash=recorded,
-        matches_recorded=None if table_hash is None or recorded is None else table_hash == recorded,
+        matches_recorded=None if table_hash is None or last is None else last.agrees(table_hash),
         parts=PartCounts(total=len(checks), good=len(checks) - len(bad), bad=bad),
         quarantined_files=tuple(run.quarantined),
         configs=ConfigCounts(

@@ -164,6 +164,7 @@ class IntegritySection:
     environments: tuple[EnvironmentUse, ...] = ()
     reproduce: str = ""
     table_hash_version: str = ""
+    fold_summary_hash: str | None = None
 
 
 # --- 3. execution -------------------------------------------------------------------------

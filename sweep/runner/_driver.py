@@ -498,7 +498,7 @@ class _SessionRun:
             return
         if self.change is None:
             if resuming:
-                check_resume(self.record, self.sweep, self.exe, self.session.id)
+                check_resume(self.record, self.sweep, self.exe)
             return
         found = check_sample(self.record, self.sweep, self.exe, self.change)
         checked = {

@@ -9,14 +9,14 @@ A driver continuing a run (``sweep resume``, ``sweep run`` on an existing folder
    :class:`sweep.errors.EnvironmentChangedError` (exit 2) naming what changed, unless the
    user allows the change;
 2. with the change allowed, first re-computes :data:`SAMPLE_ON_CHANGE` finished configs
-   (seed :data:`SAMPLE_SEED`) on the session's executor with
+   (drawn with a fresh seed, so no one knows in advance which) on the session's executor with
    :func:`sweep.runner._reproduce.reproduce_with` (the function of ``sweep reproduce``) and
    goes on only if every column matches bit for bit;
 3. while it runs, refuses a batch a worker computed with versions the run has not accepted
    (:class:`PartGuard`: a Ray worker may have other versions than the driver); a fresh run
    accepts the versions of its first batch;
 4. with the versions unchanged, still re-computes :data:`SAMPLE_ON_RESUME` finished configs
-   (seeded by the session number, so each resume draws others) before it computes anything
+   (drawn with a fresh seed, so each resume draws others) before it computes anything
    and stops with :class:`sweep.errors.RunFolderError` if one differs
    (:func:`check_resume`): a strategy that is not deterministic (numpy's global generator,
    the clock) would otherwise write rows that differ from those it would give again, and
@@ -51,8 +51,6 @@ from sweep.store._run_store import RunRecord
 
 #: Finished configs re-computed before a run continues in another environment.
 SAMPLE_ON_CHANGE = 16
-#: Seed of that sample.
-SAMPLE_SEED = 0
 #: Finished configs re-computed before any resume computes more (a few batches' worth of
 #: work at most: they run as one small batch per worker).
 SAMPLE_ON_RESUME = 4
@@ -165,21 +163,19 @@ def check_sample(
     EnvironmentChangedError
         Naming the mismatches (at most ten), when a value differs.
     """
-    found = reproduce_with(
-        record, sweep, exe, ReproduceSettings(sample=SAMPLE_ON_CHANGE, seed=SAMPLE_SEED, parts=0)
-    )
+    found = reproduce_with(record, sweep, exe, ReproduceSettings(sample=SAMPLE_ON_CHANGE, parts=0))
     if not found.full_match:
         raise EnvironmentChangedError(
             f"run folder {record.store.location!r}: the library versions changed "
             f"({'; '.join(change.changes)}) and {found.sampled - found.matched} of "
-            f"{found.sampled} finished configs re-computed here differ from the stored ones, "
-            "so the run cannot continue in this environment: "
+            f"{found.sampled} finished configs re-computed here (seed {found.seed}) differ from "
+            "the stored ones, so the run cannot continue in this environment: "
             + "; ".join(mismatch_lines(found, 10))
         )
     return found
 
 
-def check_resume(record: RunRecord, sweep: ResolvedSweep, exe: Executor, seed: int) -> Reproduction:
+def check_resume(record: RunRecord, sweep: ResolvedSweep, exe: Executor) -> Reproduction:
     """Re-compute a few finished configs on ``exe`` (started); refuse to go on if one differs.
 
     Parameters
@@ -190,21 +186,18 @@ def check_resume(record: RunRecord, sweep: ResolvedSweep, exe: Executor, seed: i
         The run's sweep.
     exe : Executor
         The session's executor, started.
-    seed : int
-        Seed of the sample (the session number).
 
     Raises
     ------
     RunFolderError
         Naming the mismatches (at most three), when a value differs.
     """
-    found = reproduce_with(
-        record, sweep, exe, ReproduceSettings(sample=SAMPLE_ON_RESUME, seed=seed, parts=0)
-    )
+    found = reproduce_with(record, sweep, exe, ReproduceSettings(sample=SAMPLE_ON_RESUME, parts=0))
     if not found.full_match:
         raise RunFolderError(
             f"run folder {record.store.location!r}: {found.sampled - found.matched} of "
-            f"{found.sampled} finished configs re-computed before continuing differ from "
+            f"{found.sampled} finished configs re-computed before continuing (seed "
+            f"{found.seed}) differ from "
             f"their stored rows, so the rows this session would write could not stand beside "
             f"them: strategy {sweep.strategy.name!r} is not deterministic (numpy's global "
             "random generator, the clock or state kept between calls; a random strategy "

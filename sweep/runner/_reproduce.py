@@ -8,7 +8,9 @@ compared with the stored row by its exact bytes (:func:`sweep.store._row_match.c
 floats by their IEEE-754 bit pattern, so NaN equals NaN only with the same bits, and 0.0
 differs from -0.0). A few whole parts (the smallest, by default two) are re-evaluated on
 exactly their grid positions, in their order, so that their null summary and fold summary
-can be compared too.
+can be compared too. The configs and the whole parts are both drawn from one seed, fresh
+from the operating system unless given (:func:`fresh_seed`) and printed, so an audit can be
+repeated and a forger cannot know in advance which values it re-computes.
 
 :func:`reproduce_with` is the one comparison: ``sweep reproduce`` calls it through
 :func:`reproduce_run`, and ``resume --allow-environment-change`` calls it on the session's
@@ -19,6 +21,7 @@ executor before it continues, and every resume calls it on a few finished config
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -46,8 +49,10 @@ from sweep.store._trust import resolve_recorded
 
 #: Configs sampled by default (``sweep reproduce --sample``).
 DEFAULT_SAMPLE = 64
-#: Whole parts re-evaluated by default (``sweep reproduce --parts``): the smallest ones.
+#: Whole parts re-evaluated by default (``sweep reproduce --parts``), drawn at random.
 DEFAULT_PARTS = 2
+#: Seeds are drawn below this bound (:func:`fresh_seed`).
+SEED_BOUND = 1 << 63
 #: How a part's summary compared: equal bytes, different, or absent from both.
 SummaryOutcome = Literal["match", "differs", "none"]
 
@@ -60,15 +65,30 @@ class ReproduceSettings:
     ----------
     sample : int
         Done configs drawn at random (all of them when fewer are done).
-    seed : int
-        Seed of the draw (:func:`sample_positions`).
+    seed : int or None
+        Seed of the draws of configs (:func:`sample_positions`) and of whole parts
+        (:func:`drawn_parts`); None: a fresh one (:func:`fresh_seed`), reported in
+        :attr:`Reproduction.seed`.
     parts : int
-        Whole parts re-evaluated (the smallest), their summaries compared too.
+        Whole parts re-evaluated, drawn at random; their summaries are compared too.
     """
 
     sample: int = DEFAULT_SAMPLE
-    seed: int = 0
+    seed: int | None = None
     parts: int = DEFAULT_PARTS
+
+    def __post_init__(self) -> None:
+        if self.sample < 0 or self.parts < 0:
+            raise ValueError(f"sample, parts: expected >= 0, got {self.sample}, {self.parts}")
+        if self.sample == 0 and self.parts == 0:
+            raise ValueError("sample, parts: nothing to compare; ask for configs or parts")
+        if self.seed is not None and not 0 <= self.seed < SEED_BOUND:
+            raise ValueError(f"seed: expected 0 <= seed < 2**63, got {self.seed}")
+
+
+def fresh_seed() -> int:
+    """A seed from the operating system's randomness (below :data:`SEED_BOUND`)."""
+    return secrets.randbelow(SEED_BOUND)
 
 
 @dataclass(frozen=True)
@@ -258,10 +278,16 @@ def _evaluate(exe: Executor, batches: list[NDArray[np.int64]]) -> list[pa.Table]
     return [t for t in tables if t is not None]
 
 
-def _smallest_parts(record: RunRecord, n: int) -> list[str]:
-    """The ``n`` good parts with the fewest rows (by name on ties)."""
-    good = sorted((p for p in record.parts if p.ok), key=lambda p: (p.rows, p.name))
-    return [p.name for p in good[: max(n, 0)]]
+def drawn_parts(record: RunRecord, n: int, seed: int) -> list[str]:
+    """``n`` good parts drawn at random (all of them if fewer), in name order.
+
+    Drawn with a generator of its own child of ``SeedSequence(seed)`` (the configs' draw,
+    :func:`sample_positions`, uses ``seed`` itself), without replacement.
+    """
+    good = sorted(p.name for p in record.parts if p.ok)
+    k = min(max(n, 0), len(good))
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+    return [good[j] for j in np.sort(rng.choice(len(good), size=k, replace=False))]
 
 
 def _split(positions: NDArray[np.int64], pieces: int) -> list[NDArray[np.int64]]:
@@ -289,7 +315,7 @@ def reproduce_with(
     exe : Executor
         A started executor: where the configs are evaluated again.
     settings : ReproduceSettings, optional
-        Sample size, seed and whole parts (default: 64 configs, seed 0, 2 parts).
+        Sample size, seed and whole parts (default: 64 configs and 2 parts, a fresh seed).
 
     Returns
     -------
@@ -306,8 +332,9 @@ def reproduce_with(
             f"run folder {record.store.location!r} has no finished configs to reproduce"
         )
     settings = settings or ReproduceSettings()
-    positions = sample_positions(record.done_ranges(), settings.sample, settings.seed)
-    whole = _smallest_parts(record, settings.parts)
+    seed = fresh_seed() if settings.seed is None else settings.seed
+    positions = sample_positions(record.done_ranges(), settings.sample, seed)
+    whole = drawn_parts(record, settings.parts, seed)
     whole_tables = [record.store.read_part_columns(name, None) for name in whole]  # type: ignore[arg-type]
     sample_batches = _split(positions, exe.workers)
     part_batches = [
@@ -337,7 +364,7 @@ def reproduce_with(
         checked.append(PartReproduction(name, stored_part.num_rows, int(ok.sum()), null, folds))
     return Reproduction(
         run_dir=record.store.location,
-        seed=settings.seed,
+        seed=seed,
         sampled=int(positions.size),
         matched=matched,
         parts=tuple(checked),

@@ -21,8 +21,10 @@ from sweep.errors import RunFolderError, SweepError, close_matches
 from sweep.executors._part_tasks import map_part_groups, worker_location
 from sweep.plan._eta import eta
 from sweep.runner._pass_executor import PassExecutor, part_auditor
+from sweep.store._fold_summary import folds_digest, merged_folds
 from sweep.store._null_summary import summary_digest
 from sweep.store._part_audit import (
+    PartAudit,
     PartAuditor,
     audited_environments,
     audited_hash,
@@ -30,7 +32,7 @@ from sweep.store._part_audit import (
 )
 from sweep.store._part_environment import EnvironmentUse
 from sweep.store._part_mapper import PartMapper, map_here
-from sweep.store._record import LockInfo, PartInfo, Session
+from sweep.store._record import LockInfo, PartInfo, RecordedHash, Session
 from sweep.store._results import results_hash, results_table
 from sweep.store._run_store import RunRecord, RunStore, read_run
 from sweep.store._survey import PartSurvey, failed_rows, survey_parts
@@ -127,6 +129,8 @@ class RunStatus(JSONRecord):
         The latest session start/end or part write (ISO UTC).
     table_hash : str or None
         None until complete.
+    recorded : RecordedHash or None
+        The table hash the last session that completed the grid recorded.
     lock : LockInfo or None
         The lock file (None when no driver holds the folder).
     live : LiveRate or None
@@ -154,6 +158,7 @@ class RunStatus(JSONRecord):
     live: LiveRate | None = None
     environments: tuple[EnvironmentUse, ...] = ()
     table_hash_version: str | None = None
+    recorded: RecordedHash | None = None
 
 
 def run_status(
@@ -206,6 +211,7 @@ def run_status(
         live=live_rate(run, total - done),
         environments=survey.environments,
         table_hash_version=manifest.hash_version,
+        recorded=manifest.recorded_hash,
     )
 
 
@@ -268,6 +274,12 @@ class Verification(JSONRecord):
     null_summary_hash : str or None
         :func:`sweep.store._null_summary.summary_digest` of the merged null summaries, likewise
         (and when the sweep has bootstrap replications).
+    fold_summary_hash : str or None
+        :func:`sweep.store._fold_summary.folds_digest` of the merged fold summaries (each
+        walk-forward fold's in-sample best, the input of the out-of-sample result), likewise
+        (and when the sweep has a ``[validation]``).
+    recorded : RecordedHash or None
+        The table hash the last session that completed the grid recorded (None: none did).
     environments : tuple of EnvironmentUse
         Every environment that computed the good parts (see :class:`RunStatus`).
     table_hash_version : str or None
@@ -287,6 +299,8 @@ class Verification(JSONRecord):
     environments: tuple[EnvironmentUse, ...] = ()
     table_hash_version: str | None = None
     digest_mismatches: tuple[str, ...] = ()
+    fold_summary_hash: str | None = None
+    recorded: RecordedHash | None = None
 
 
 def verify_run(
@@ -353,7 +367,15 @@ def verify_run(
         environments=audited_environments(good_audits),
         table_hash_version=version,
         digest_mismatches=mismatches,
+        fold_summary_hash=_folds_hash(good_audits) if complete else None,
+        recorded=manifest.recorded_hash,
     )
+
+
+def _folds_hash(audits: list[PartAudit]) -> str | None:
+    """The digest of the good parts' merged fold summaries (None: the run has no folds)."""
+    folds = merged_folds(a.schema for a in audits if a.schema is not None)
+    return folds_digest(folds) if folds is not None else None
 
 
 def results_frame(

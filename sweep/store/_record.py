@@ -432,6 +432,32 @@ class Session(JSONRecord):
         )
 
 
+@dataclass(frozen=True)
+class RecordedHash(JSONRecord):
+    """The table hash the last driver session that completed the grid recorded.
+
+    ``sweep verify``, ``sweep status`` and the report compare the hash they compute from the
+    parts with it (:meth:`agrees`): a difference means the parts changed after that session
+    ended.
+    """
+
+    session: int
+    table_hash: str
+
+    def agrees(self, found: str) -> bool:
+        """Whether ``found`` (a table hash computed now) is the recorded one."""
+        return found == self.table_hash
+
+    def describe(self, found: str) -> str:
+        """``matches the hash session N recorded`` or ``DIFFERS from ...``, for ``found``."""
+        if self.agrees(found):
+            return f"matches the hash session {self.session} recorded"
+        return (
+            f"DIFFERS from {self.table_hash}, the hash session {self.session} recorded when "
+            "it completed the grid: the parts changed since"
+        )
+
+
 # --- the manifest -------------------------------------------------------------------------
 _MANIFEST_OBJECTS: dict[str, type] = {
     "identity": dict,
@@ -613,6 +639,12 @@ class Manifest:
         else:
             sessions = (*self.sessions, session)
         return replace(self, sessions=sessions)
+
+    @property
+    def recorded_hash(self) -> RecordedHash | None:
+        """The table hash of the last session that completed the grid (None: none did)."""
+        done = [s for s in self.sessions_in_order() if s.table_hash]
+        return RecordedHash(done[-1].id, str(done[-1].table_hash)) if done else None
 
     def sessions_in_order(self) -> list[Session]:
         """The sessions sorted by id."""

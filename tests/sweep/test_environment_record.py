@@ -22,7 +22,8 @@ from typer.testing import CliRunner
 from sweep import results_hash, resume, run_sweep, spec_from_dict
 from sweep.cli._app import app
 from sweep.errors import EnvironmentChangedError, exit_code
-from sweep.runner._environment_check import SAMPLE_ON_CHANGE, SAMPLE_SEED, PartGuard
+from sweep.runner import _reproduce
+from sweep.runner._environment_check import SAMPLE_ON_CHANGE, PartGuard
 from sweep.runner._reproduce import sample_positions
 from sweep.runner._status import run_status, verify_run
 from sweep.store import _part_environment as part_env
@@ -263,7 +264,8 @@ def test_allowed_change_goes_on_when_the_sample_matches(partial_run, monkeypatch
 
 def test_allowed_change_is_refused_when_a_sampled_row_differs(partial_run, monkeypatch):
     store = RunStore(partial_run)
-    target = int(sample_positions(store.done_ranges(), SAMPLE_ON_CHANGE, SAMPLE_SEED)[0])
+    monkeypatch.setattr(_reproduce, "fresh_seed", lambda: 5)  # so the test knows the draw
+    target = int(sample_positions(store.done_ranges(), SAMPLE_ON_CHANGE, 5)[0])
     for path in _parts(partial_run):
         table = read_part_table(path)
         rows = table.column("grid_index").to_numpy()
@@ -284,7 +286,8 @@ def test_allowed_change_is_refused_when_a_sampled_row_differs(partial_run, monke
     with pytest.raises(EnvironmentChangedError) as info:
         resume(partial_run, allow_environment_change=True)
     message = str(info.value)
-    assert "1 of 16 finished configs" in message and "column sharpe" in message
+    assert "1 of 16 finished configs re-computed here (seed 5)" in message
+    assert "column sharpe" in message
     assert repr(float(sharpe[j])) in message
     assert sorted(p.name for p in _parts(partial_run)) == parts_before  # nothing written
     assert RunStore(partial_run).load_manifest().sessions_in_order()[-1].status == "failed"

@@ -19,12 +19,14 @@ from sweep.errors import RunFolderError
 from sweep.runner._reproduce import (
     ReproduceSettings,
     compare_rows,
+    drawn_parts,
+    fresh_seed,
     reproduce_run,
     sample_positions,
 )
 from sweep.store._null_summary import SUMMARY_KEY, decode_summary, encode_summary
-from sweep.store._run_store import RunStore
-from tests.helpers import read_part_table, rewrite_part, small_spec_dict
+from sweep.store._run_store import RunStore, read_run
+from tests.helpers import read_part_table, rewrite_part, run_main, small_spec_dict
 
 runner = CliRunner()
 
@@ -54,7 +56,8 @@ def _copy(run: Path, tmp_path: Path) -> Path:
 def test_a_clean_run_reproduces_exit_0(done_run):
     result = runner.invoke(app, ["reproduce", str(done_run), "--sample", "20", "--seed", "3"])
     assert result.exit_code == 0, result.output
-    assert "20 of 20 configs match bit for bit in every column (seed 3)" in result.output
+    assert "20 of 20 configs match bit for bit in every column" in result.output
+    assert "repeat with:  --seed 3 (the same configs and parts)" in result.output
     assert result.output.count("null summary: match; fold summary: match") == 2
     assert "full match" in result.output and "mismatch:" not in result.output
 
@@ -64,7 +67,9 @@ def test_the_python_api_returns_the_typed_record(done_run):
     assert isinstance(found, sweep.Reproduction) and found.full_match
     assert (found.sampled, found.matched, found.executor) == (8, 8, "local")
     [part] = found.parts
-    assert part.configs == 10 and part.configs_matched == 10  # the smallest part
+    [drawn] = drawn_parts(read_run(done_run), 1, 1)
+    assert part.name == drawn and part.configs == part.configs_matched
+    assert part.configs == pq.read_metadata(done_run / "parts" / drawn).num_rows
     assert part.null_summary == "match" and part.fold_summary == "match"
     [recorded] = found.recorded
     assert recorded.parts == 3 and recorded.configs == 60
@@ -99,9 +104,9 @@ def test_a_tampered_null_summary_is_found_in_a_whole_part(done_run, tmp_path):
     summary.spa[2] += 1.0
     meta = {**table.schema.metadata, SUMMARY_KEY: encode_summary(summary)}
     rewrite_part(smallest, table.replace_schema_metadata(meta))
-    found = reproduce_run(run, ReproduceSettings(sample=4, parts=1))
+    found = reproduce_run(run, ReproduceSettings(sample=4, parts=3))  # every part
     assert not found.full_match and found.matched == found.sampled == 4
-    [part] = found.parts
+    [part] = [p for p in found.parts if not p.ok]
     assert part.null_summary == "differs" and part.configs_matched == part.configs
     [mismatch] = found.mismatches
     assert mismatch.config_id is None and mismatch.column == "null_summary.spa[2]"
@@ -153,3 +158,34 @@ def test_reproduce_refuses_a_folder_without_results_and_another_spec(tmp_path, d
     result = runner.invoke(app, ["reproduce", str(empty)])
     assert isinstance(result.exception, RunFolderError)
     assert "no finished configs" in str(result.exception)
+
+
+def test_whole_parts_and_the_seed_are_drawn_at_random(done_run):
+    """No part is spared by the draw, the seed is fresh unless given, and it repeats."""
+    record = read_run(done_run)
+    names = sorted(p.name for p in record.parts)
+    drawn = {tuple(drawn_parts(record, 1, seed)) for seed in range(40)}
+    assert drawn == {(n,) for n in names}  # each of the 3 parts is drawn by some seed
+    assert drawn_parts(record, 2, 7) == drawn_parts(record, 2, 7)
+    assert drawn_parts(record, 5, 7) == names
+    seeds = {fresh_seed() for _ in range(8)}
+    assert len(seeds) == 8 and all(0 <= s < 2**63 for s in seeds)
+    first = reproduce_run(done_run, ReproduceSettings(sample=3, parts=1))
+    again = reproduce_run(done_run, ReproduceSettings(sample=3, parts=1, seed=first.seed))
+    assert [p.name for p in first.parts] == [p.name for p in again.parts]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--sample", "0", "--parts", "0"], "nothing would be compared"),
+        (["--seed", "-1"], "--seed"),
+        (["--seed", str(2**63)], "--seed"),
+    ],
+)
+def test_an_audit_that_would_compare_nothing_or_a_bad_seed_exit_2(
+    done_run, args, message, monkeypatch, capsys
+):
+    exit_code, out, err = run_main(monkeypatch, capsys, "reproduce", done_run, *args)
+    assert exit_code == 2, (out, err)
+    assert message in err and "Traceback" not in err and "full match" not in out
