@@ -10,6 +10,7 @@
     ├── DataError                   a price panel cannot be loaded or fails validation
     ├── UntrustedStrategyError      a run folder names a strategy the user did not allow
     │                               (also a strategies.StrategyError)
+    ├── ClusterAddressError         a cluster address is malformed, or nothing answers there
     ├── RunFolderError              a run folder is unusable or belongs to another spec
     │   ├── RunLockedError          another live driver holds the run folder's lock
     │   └── EnvironmentChangedError the run's parts were computed with other library
@@ -64,6 +65,10 @@ class DataError(SweepError):
 
 class UntrustedStrategyError(SweepError, StrategyError):
     """A run folder names a non-built-in strategy the user has not allowed to be imported."""
+
+
+class ClusterAddressError(SweepError):
+    """A cluster address is malformed, or nothing accepts a connection there in time."""
 
 
 class RunFolderError(SweepError):

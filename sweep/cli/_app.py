@@ -34,6 +34,7 @@ from sweep.cli._output import check_output_file, check_output_folder, writing
 from sweep.common import _signals
 from sweep.common._numba_cache import ensure_numba_cache
 from sweep.errors import USER_ERRORS, ExecutionError, SpecError, SweepError, exit_code
+from sweep.executors._address import check_local_workers
 from sweep.spec._models import SweepSpec, load_spec
 from sweep.spec._resolve import ResolvedSweep
 
@@ -177,7 +178,9 @@ def _spec_imports(path: Path, app_dirs: list[Path] | None) -> Iterator[SweepSpec
         yield spec
 
 
-def _check_workers(executor: ExecutorKind, workers: int | None) -> None:
+def _check_workers(executor: ExecutorKind, workers: int | None, address: str | None) -> None:
+    if address is None:
+        check_local_workers(workers)
     if workers is not None and executor is ExecutorKind.local:
         raise SweepError(
             "--workers: applies only with --executor ray or auto (it caps the CPUs of the "
@@ -328,7 +331,7 @@ def _run_options(
     quiet: bool,
     allow_environment_change: bool,
 ) -> _RunOptions:
-    _check_workers(executor, workers)
+    _check_workers(executor, workers, address)
     return _RunOptions(
         executor,
         address,
@@ -510,7 +513,7 @@ def status(
     from sweep.runner._pass_executor import PassExecutor
     from sweep.runner._status import run_status
 
-    _check_workers(executor, workers)
+    _check_workers(executor, workers, address)
     with PassExecutor(executor.value, address, workers) as passes:
         info = run_status(run_dir, mapper=passes.map_parts)
     stop_leftovers_of(info.sessions)
@@ -632,7 +635,7 @@ def verify(
     from sweep.runner._pass_executor import PassExecutor
     from sweep.runner._status import verify_run
 
-    _check_workers(executor, workers)
+    _check_workers(executor, workers, address)
     with PassExecutor(executor.value, address, workers) as passes:
         verification = verify_run(run_dir, auditor=passes.audit)
     for part in verification.bad_parts:
@@ -719,7 +722,7 @@ def reproduce(
     """
     from sweep.runner._reproduce import ReproduceSettings, reproduce_run
 
-    _check_workers(executor, workers)
+    _check_workers(executor, workers, address)
     if sample == 0 and parts == 0:
         raise SweepError(
             "--sample 0 --parts 0: nothing would be compared; re-compute some configs "
@@ -831,7 +834,7 @@ def results(
     from sweep.runner._pass_executor import PassExecutor
     from sweep.runner._status import results_frame
 
-    _check_workers(executor, workers)
+    _check_workers(executor, workers, address)
     roots = allowed_roots(app_dir, run_dir)  # used by --folds, which recomputes returns
     if output is not None:
         check_output_file(output, "--output")
@@ -1017,7 +1020,7 @@ def report(
     from sweep.report._cli_support import parse_heatmap, summary_lines
     from sweep.runner._pass_executor import PassExecutor
 
-    _check_workers(executor, workers)
+    _check_workers(executor, workers, address)
     if out_dir is not None:
         check_output_folder(out_dir, "--out")
     roots = allowed_roots(app_dir, run_dir)

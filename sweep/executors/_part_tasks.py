@@ -28,9 +28,8 @@ from numpy.typing import NDArray
 from stats import SplitRunner, cscv_best_and_ranks
 from sweep.common._fs import LocalFilesystem
 from sweep.engine._evaluate import RETURNS_BLOCK, ReturnsRunner, config_returns
-from sweep.errors import ExecutionError
-from sweep.executors._ray import MAX_RETRIES
-from sweep.executors._ray_orphans import before_local_ray_start
+from sweep.errors import ExecutionError, SweepError
+from sweep.executors._ray import MAX_RETRIES, init_ray
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._run_store import RunStore
 
@@ -123,11 +122,9 @@ def _join(address: str | None) -> bool:
     if ray.is_initialized():
         return False
     try:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            before_local_ray_start()
-            ray.init(include_dashboard=False, log_to_driver=False)
+        init_ray(address, None)
+    except SweepError:
+        raise
     except Exception as exc:
         raise ExecutionError(f"cannot start or join Ray (address {address!r}): {exc}") from exc
     return True

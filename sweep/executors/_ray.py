@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sweep.errors import ExecutionError
+from sweep.errors import ExecutionError, SweepError
+from sweep.executors._address import check_local_workers, wait_for_listener
 from sweep.executors._base import BatchOutcome
 from sweep.executors._ray_orphans import before_local_ray_start
 from sweep.executors._task import evaluate_on_worker
@@ -38,13 +39,17 @@ def _noop_task(nbytes: int, delay: float) -> bytes:
 def init_ray(address: str | None, workers: int | None) -> None:
     """Join the cluster at ``address``, or start a local Ray of ``workers`` CPUs (None: all).
 
-    Ray's own error is raised as it is; the caller says what failed.
+    Ray's own error is raised as it is (the caller says what failed); a malformed or silent
+    address, or more local workers than CPUs, is a :class:`sweep.errors.SweepError` first
+    (:mod:`sweep.executors._address`).
     """
     import ray
 
     if address:
+        wait_for_listener(address)
         ray.init(address=address, log_to_driver=False)
     else:
+        check_local_workers(workers)
         before_local_ray_start()
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
 
@@ -92,6 +97,8 @@ class RayExecutor:
         if not ray.is_initialized():
             try:
                 init_ray(self.address, self.requested_workers)
+            except SweepError:
+                raise
             except Exception as exc:
                 raise ExecutionError(
                     f"cannot start or join Ray (address {self.address!r}): {exc}"

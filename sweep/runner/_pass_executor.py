@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from stats import cscv_best_and_ranks
 from sweep.engine._evaluate import config_returns_blocks
-from sweep.errors import ExecutionError
+from sweep.errors import ExecutionError, SweepError
 from sweep.executors._part_tasks import (
     config_returns_on_ray,
     cscv_splits_on_ray,
@@ -200,6 +200,8 @@ class PassExecutor:
             return True
         try:
             init_ray(self.address, local_workers(self.workers))
+        except SweepError:
+            raise
         except Exception as exc:
             if self.kind == "auto" and not self.address and self.choice is not None:
                 self.choice = replace(
