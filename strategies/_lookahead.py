@@ -166,8 +166,11 @@ def _same(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.bool_]:
 def _cut_rows(n_dates: int, n_cuts: int) -> tuple[int, ...]:
     if n_dates < 3:
         raise StrategyError(f"check_lookahead: the panel needs at least 3 dates, got {n_dates}")
-    if n_cuts < 1:
-        raise StrategyError(f"check_lookahead: n_cuts must be at least 1, got {n_cuts}")
+    if not 1 <= n_cuts <= n_dates - 2:
+        raise StrategyError(
+            f"check_lookahead: n_cuts must be between 1 and {n_dates - 2} (a cut at every "
+            f"date but the last two of these {n_dates}), got {n_cuts}"
+        )
     rows = np.linspace(0, n_dates - 2, n_cuts + 2)[1:-1].round().astype(int)
     return tuple(sorted({int(r) for r in rows}))
 
@@ -244,6 +247,8 @@ def check_lookahead(
             "(strategies.returns_strategy, strategies.from_backtesting)"
         )
     values = dict(config or {})
+    if seed < 0:
+        raise StrategyError(f"check_lookahead: seed must be a non-negative integer, got {seed}")
     cuts = _cut_rows(panel.n_periods, n_cuts)
     declared = tuple((p.name, values.get(p.name, p.default)) for p in declared_params)
 

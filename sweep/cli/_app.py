@@ -59,6 +59,9 @@ out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 P = ParamSpec("P")
 R = TypeVar("R")
+#: Most rows of the report's top-configs table (``sweep report --top``): a table a reader reads;
+#: ``sweep results`` lists more.
+MAX_TOP = 1_000
 
 
 def _say(console: Console, text: str) -> None:
@@ -936,7 +939,7 @@ def check_strategy_command(
     cuts: Annotated[
         int, typer.Option("--cuts", min=1, help="Cut dates per config (prices after each move).")
     ] = 8,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the perturbations.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the perturbations.")] = 0,
     app_dir: AppDirOpt = None,
 ) -> None:
     """Look-ahead check: perturb prices after t; report any weight at or before t that changed.
@@ -987,7 +990,9 @@ def report(
         str | None,
         typer.Option("--heatmap", help="Heatmap axes X,Y (default: the two with most values)."),
     ] = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="Rows of the top-configs table.")] = 10,
+    top: Annotated[
+        int, typer.Option("--top", min=1, max=MAX_TOP, help="Rows of the top-configs table.")
+    ] = 10,
     bench_dir: Annotated[
         Path | None,
         typer.Option(

@@ -233,11 +233,19 @@ class GridRecord:
                 f"{folder}: manifest.json's grid needs a non-negative integer 'size' and a "
                 f"list of 'axes', got size={size!r}"
             )
-        records = tuple(
-            AxisRecord(str(a.get("name")), int(a.get("size", 0)), dict(a))
-            for a in axes
-            if isinstance(a, Mapping)
-        )
+        for a in axes:
+            axis_size = a.get("size") if isinstance(a, Mapping) else None
+            if (
+                not isinstance(axis_size, int)
+                or isinstance(axis_size, bool)
+                or axis_size < 1
+                or not isinstance(a.get("name"), str)
+            ):
+                raise RunFolderError(
+                    f"{folder}: manifest.json's grid axes each need a 'name' and a positive "
+                    f"integer 'size', got {str(a)[:80]!r}"
+                )
+        records = tuple(AxisRecord(a["name"], a["size"], dict(a)) for a in axes)
         return cls(size=size, axes=records, doc=dict(doc))
 
 

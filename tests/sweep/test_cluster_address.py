@@ -101,3 +101,24 @@ def test_the_cli_refuses_a_bad_address_or_workers_with_exit_2(
     assert not (tmp_path / "run" / "parts").exists() or not any(
         (tmp_path / "run" / "parts").iterdir()
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check-strategy", "examples/breakout_stops.toml", "--seed", "-1"], "--seed"),
+        (
+            ["check-strategy", "examples/breakout_stops.toml", "--cuts", "100000000"],
+            "n_cuts must be between 1 and",
+        ),
+        (["report", "{run}", "--top", "5000"], "--top"),
+    ],
+)
+def test_numeric_options_are_bounded(
+    tmp_path, monkeypatch, capsys, args: list[str], message: str
+) -> None:
+    """The same class as ``--workers``: a numeric option outside what can be served, exit 2."""
+    filled = [a.format(run=tmp_path / "no-run") for a in args]
+    code, _, err = run_main(monkeypatch, capsys, *filled)
+    assert code == 2, err
+    assert message in " ".join(err.split()) and "Traceback" not in err

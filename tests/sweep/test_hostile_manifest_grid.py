@@ -63,6 +63,8 @@ DOCTORED: dict[str, tuple[Doctor, str]] = {
     "an object dtype": (_set(2, "dtype", "object"), "'cost'"),
     "a cost changed": (_set(2, "values", [0.5]), "'cost'"),
     "200,000 values": (_many, "200,"),
+    "an axis size of text": (_set(0, "size", "x"), "positive integer 'size'"),
+    "no axis size": (_set(0, "size", None), "positive integer 'size'"),
 }
 
 
@@ -93,7 +95,7 @@ def test_an_edited_grid_description_is_refused_before_any_part_is_judged(
 ) -> None:
     doctor, named = DOCTORED[case]
     folder = doctored_copy(run, tmp_path / "run", doctor)
-    with pytest.raises(RunFolderError, match=r"manifest\.json disagrees with itself") as info:
+    with pytest.raises(RunFolderError, match=r"manifest\.json('s grid| disagrees)") as info:
         RunStore(folder).expectations()
     message = str(info.value)
     assert named in message and len(message) < 400 and "\n" not in message
