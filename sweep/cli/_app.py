@@ -662,7 +662,8 @@ def verify(
         _say(out, f"fold summary hash: {verification.fold_summary_hash}")
     recorded, found = verification.recorded, verification.table_hash
     if recorded is not None and found is not None:
-        _say(out if recorded.agrees(found) else err, f"recorded: {recorded.describe(found)}")
+        line = _fields([f"recorded: {recorded.describe(found)}"], 10)
+        _say(out if recorded.agrees(found) else err, line)
     for name in verification.digest_mismatches:
         _say(
             err,
