@@ -172,6 +172,25 @@ def read_part_table(path: Path, columns: list[str] | None = None) -> Any:
     return table.replace_schema_metadata(footer_schema(parquet).metadata)
 
 
+def batch_again(run_dir: Path, part: Path, offset: int, length: int) -> Any:
+    """A batch written twice: ``length`` rows of a part from ``offset`` computed again.
+
+    The rows of ``Table.slice(offset, length)``, footer and all.
+
+    What a driver writes when a batch is repeated (the same rows, bit for bit, invariant 1),
+    with the null and fold summaries of those rows. A slice of the part's table would keep
+    the whole part's summaries, which the part check refuses (they name other rows). The
+    table carries no run binding (:func:`sweep.store._run_store.RunStore.write_part` adds it).
+    """
+    from sweep.engine._evaluate import evaluate_batch
+    from sweep.store._run_store import RunStore
+    from sweep.store._trust import resolve_recorded
+
+    sweep = resolve_recorded(RunStore(run_dir).load_manifest(), str(run_dir), ())
+    positions = read_part_table(part, ["grid_index"]).column(0).to_numpy()[offset:][:length]
+    return evaluate_batch(sweep, positions).table
+
+
 def run_main(monkeypatch: Any, capsys: Any, *args: str | Path) -> tuple[int, str, str]:
     """The console entry point in this process: (exit code, stdout, stderr)."""
     import signal

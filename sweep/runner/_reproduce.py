@@ -35,7 +35,7 @@ from sweep.common._range_set import RangeSet
 from sweep.errors import RunFolderError
 from sweep.executors import Executor, make_executor
 from sweep.spec._resolve import ResolvedSweep
-from sweep.store._fold_summary import FOLDS_KEY, decode_folds
+from sweep.store._fold_summary import folds_of
 from sweep.store._null_summary import summary_of
 from sweep.store._part_environment import (
     EnvironmentUse,
@@ -255,11 +255,6 @@ def _compare_folds(
     return ("differs" if found else "match"), found
 
 
-def _folds_of(schema: pa.Schema) -> FoldSummary | None:
-    blob = (schema.metadata or {}).get(FOLDS_KEY)
-    return None if blob is None else decode_folds(blob)
-
-
 def _evaluate(exe: Executor, batches: list[NDArray[np.int64]]) -> list[pa.Table]:
     """Each batch's table from ``exe`` (started), in the order of ``batches``."""
     tables: list[pa.Table | None] = [None] * len(batches)
@@ -358,7 +353,7 @@ def reproduce_with(
             name, summary_of(stored_part.schema), summary_of(again.schema)
         )
         folds, fold_found = _compare_folds(
-            name, _folds_of(stored_part.schema), _folds_of(again.schema)
+            name, folds_of(stored_part.schema), folds_of(again.schema)
         )
         mismatches += found + null_found + fold_found
         checked.append(PartReproduction(name, stored_part.num_rows, int(ok.sum()), null, folds))

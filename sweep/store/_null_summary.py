@@ -10,6 +10,7 @@ arrays in field order.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import itertools
 import json
@@ -20,11 +21,15 @@ import pyarrow as pa
 
 from stats import NullSummary, merge_null_summaries
 from sweep.errors import RunFolderError
+from sweep.store._footer_json import brief, footer_json, is_int
 
 #: Schema-metadata key of the summary in a part.
 SUMMARY_KEY = b"raysweep.null_summary"
 SUMMARY_FORMAT = 1
 _FLOAT_FIELDS = ("reality_check", "spa", "null_sharpe", "top_value")
+_HEADER_KEYS = ("format", "n_configs", "reps", "top_k")
+#: The most bytes of the one-line JSON header (a writer's is about 60).
+HEADER_MAX_BYTES = 1024
 
 
 def _body(summary: NullSummary) -> bytes:
@@ -58,23 +63,59 @@ def summary_digest(summary: NullSummary) -> str:
 
 
 def decode_summary(blob: bytes) -> NullSummary:
-    """Read a summary written by :func:`encode_summary`."""
-    raw = base64.b64decode(blob)
-    line, _, body = raw.partition(b"\n")
-    header = json.loads(line)
-    if header.get("format") != SUMMARY_FORMAT:
+    """Read a summary written by :func:`encode_summary`.
+
+    Exactly what the writer writes is accepted: base64 of a one-line JSON header (the keys
+    ``format``, ``n_configs``, ``reps`` and ``top_k``, integers >= 0, the format
+    :data:`SUMMARY_FORMAT`), then the arrays, exactly ``8 * reps * (3 + 2 * top_k)`` bytes.
+    Whether it fits its part and run (its replications, its top lists' indices) is
+    :func:`sweep.store._part_footer.check_footer`'s.
+
+    Raises
+    ------
+    RunFolderError
+        ``null summary: ...``, naming what is malformed (never a raw decoding error).
+    """
+    try:
+        raw = base64.b64decode(blob, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise RunFolderError(f"null summary: not base64: {exc}") from exc
+    line, newline, body = raw.partition(b"\n")
+    if not newline or len(line) > HEADER_MAX_BYTES:
         raise RunFolderError(
-            f"null summary: expected format {SUMMARY_FORMAT}, got {header.get('format')!r}"
+            f"null summary: expected a JSON header of at most {HEADER_MAX_BYTES} bytes ending "
+            "in a newline, then the arrays"
         )
-    reps, k = int(header["reps"]), int(header["top_k"])
+    header = footer_json(line, "null summary header")
+    if not isinstance(header, dict) or sorted(header) != sorted(_HEADER_KEYS):
+        found = sorted(header) if isinstance(header, dict) else brief(header)
+        raise RunFolderError(
+            f"null summary: expected a header with the keys {', '.join(_HEADER_KEYS)}, got {found}"
+        )
+    if header["format"] != SUMMARY_FORMAT or not is_int(header["format"]):
+        raise RunFolderError(
+            f"null summary: expected format {SUMMARY_FORMAT}, got {brief(header['format'])}"
+        )
+    for key in _HEADER_KEYS[1:]:
+        if not is_int(header[key]) or header[key] < 0:
+            raise RunFolderError(
+                f"null summary: expected {key} an integer >= 0, got {brief(header[key])}"
+            )
+    reps, k = header["reps"], header["top_k"]
     sizes = [reps, reps, reps, reps * k]
+    expected = 8 * (sum(sizes) + reps * k)
+    if len(body) != expected:
+        raise RunFolderError(
+            f"null summary: expected {expected:,} bytes of arrays for reps={reps}, "
+            f"top_k={k}, got {len(body):,} bytes"
+        )
     arrays, offset = [], 0
     for size in sizes:
         arrays.append(np.frombuffer(body, dtype="<f8", count=size, offset=offset).copy())
         offset += 8 * size
     top_index = np.frombuffer(body, dtype="<i8", count=reps * k, offset=offset).copy()
     return NullSummary(
-        n_configs=int(header["n_configs"]),
+        n_configs=header["n_configs"],
         reality_check=arrays[0],
         spa=arrays[1],
         null_sharpe=arrays[2],

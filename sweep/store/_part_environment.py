@@ -23,7 +23,7 @@ import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -36,12 +36,17 @@ from sweep.common._environment import (
 )
 from sweep.common._jsonable import JSONObject
 from sweep.errors import RunFolderError
+from sweep.store._footer_json import brief, footer_json
 from sweep.store._record import Manifest, PartInfo
-from sweep.store._run_store import RunStore
+
+if TYPE_CHECKING:
+    from sweep.store._run_store import RunStore
 
 #: Schema-metadata key of the environment record in a part.
 ENVIRONMENT_KEY = b"raysweep.environment"
 ENVIRONMENT_FORMAT = 1
+#: The most bytes a part's environment record may hold (a writer's is about 700).
+ENVIRONMENT_MAX_BYTES = 16 * 1024
 #: The versions compared when a run continues (a change refuses a resume unless allowed).
 COMPARED_VERSIONS = (
     "python",
@@ -139,35 +144,61 @@ class PartEnvironment:
         return doc
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> PartEnvironment:
-        """Read the object :meth:`to_json` writes (:class:`RunFolderError` if malformed)."""
+    def from_json(cls, doc: Any) -> PartEnvironment:
+        """Read the object :meth:`to_json` writes (:class:`RunFolderError` if malformed).
+
+        ``format`` must be :data:`ENVIRONMENT_FORMAT` and ``versions`` an object of names to
+        version strings (or null); the other keys may be absent (read as empty), but where
+        present must have the type :meth:`to_json` writes: text, null where it writes null,
+        and lists of text in ``numpy_simd``. Keys it does not write are ignored.
+        """
         # Hand-written: the part metadata format, read leniently in its optional keys.
-        if not isinstance(doc, Mapping) or doc.get("format") != ENVIRONMENT_FORMAT:
-            found = doc.get("format") if isinstance(doc, Mapping) else type(doc).__name__
+        found = doc.get("format") if isinstance(doc, Mapping) else f"a {type(doc).__name__}"
+        if found != ENVIRONMENT_FORMAT or isinstance(found, bool):
             raise RunFolderError(
-                f"environment record: expected format {ENVIRONMENT_FORMAT}, got {found!r}"
+                f"environment record: expected format {ENVIRONMENT_FORMAT}, got {brief(found)}"
             )
         versions = doc.get("versions")
-        simd = doc.get("numpy_simd") or {}
+        simd = doc.get("numpy_simd", {})
         if not isinstance(versions, Mapping) or not isinstance(simd, Mapping):
-            raise RunFolderError("environment record: expected 'versions' and 'numpy_simd' objects")
+            raise RunFolderError(
+                "environment record: expected 'versions' and 'numpy_simd' objects, got "
+                f"{brief(versions)} and {brief(simd)}"
+            )
+        for name, version in versions.items():
+            if version is not None and not isinstance(version, str):
+                raise RunFolderError(
+                    f"environment record: versions: expected {name!r} text or null, got "
+                    f"{brief(version)}"
+                )
 
         def text(key: str) -> str | None:
             value = doc.get(key)
-            return None if value is None else str(value)
+            if value is None or isinstance(value, str):
+                return value
+            raise RunFolderError(
+                f"environment record: expected {key!r} text or null, got {brief(value)}"
+            )
+
+        def features(key: str) -> tuple[str, ...]:
+            value = simd.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(f, str) for f in value):
+                raise RunFolderError(
+                    f"environment record: expected numpy_simd {key!r} a list of text, got "
+                    f"{brief(value)}"
+                )
+            return tuple(value)
 
         order = {name: j for j, name in enumerate(COMPARED_VERSIONS)}
-        names = sorted(versions, key=lambda k: (order.get(str(k), len(order)), str(k)))
+        names = sorted(versions, key=lambda k: (order.get(k, len(order)), k))
         return cls(
-            versions=tuple(
-                (str(k), None if versions[k] is None else str(versions[k])) for k in names
-            ),
-            machine=str(doc.get("machine", "")),
-            numpy_baseline=tuple(str(f) for f in simd.get("baseline") or ()),
-            numpy_found=tuple(str(f) for f in simd.get("found") or ()),
-            numpy_not_found=tuple(str(f) for f in simd.get("not_found") or ()),
+            versions=tuple((k, versions[k]) for k in names),
+            machine=text("machine") or "",
+            numpy_baseline=features("baseline"),
+            numpy_found=features("found"),
+            numpy_not_found=features("not_found"),
             numpy_disabled=text("npy_disable_cpu_features"),
-            numba_cpu=str(doc.get("numba_cpu", "")),
+            numba_cpu=text("numba_cpu") or "",
             numba_features=text("numba_cpu_features"),
             glibc=text("glibc"),
         )
@@ -193,11 +224,15 @@ def encode_environment(environment: PartEnvironment) -> bytes:
 
 
 def decode_environment(blob: bytes) -> PartEnvironment:
-    """Read a record written by :func:`encode_environment`."""
-    try:
-        doc = json.loads(blob)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RunFolderError(f"environment record: not JSON: {exc}") from exc
+    """Read a record written by :func:`encode_environment`.
+
+    Raises
+    ------
+    RunFolderError
+        ``environment record: ...``: over :data:`ENVIRONMENT_MAX_BYTES`, not JSON, nested
+        too deeply to read, or not the object :meth:`PartEnvironment.to_json` writes.
+    """
+    doc = footer_json(blob, "environment record", ENVIRONMENT_MAX_BYTES)
     return PartEnvironment.from_json(doc)
 
 

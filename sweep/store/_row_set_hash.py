@@ -74,6 +74,7 @@ Hashing", IACR ePrint 2019/227 (LtHash16: 1,024 lanes of 16 bits).
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import itertools
 from collections.abc import Iterable, Iterator
@@ -84,7 +85,9 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from sweep.common._range_set import RangeSet
-from sweep.common._serial import JSONRecord
+from sweep.common._serial import JSONRecord, RecordFormatError
+from sweep.errors import RunFolderError
+from sweep.store._footer_json import brief, footer_json, is_int
 
 TABLE_HASH_V2 = "raysweep-table-v2"
 #: Grid positions per canonical block.
@@ -388,18 +391,69 @@ def with_part_digest(table: pa.Table, total: int) -> pa.Table:
     )
 
 
-def stored_digest(schema: pa.Schema) -> PartDigest | None:
-    """The :class:`PartDigest` a part's metadata carries (None when absent or unreadable)."""
-    import json
+def decode_digest(raw: bytes) -> PartDigest:
+    """Read a :class:`PartDigest` as :func:`with_part_digest` stores it.
 
+    Exactly what the writer writes is accepted: the record of :data:`TABLE_HASH_V2`, its
+    counts and positions int64 values >= 0 (``ranges`` in pairs), ``lanes`` the base64 of
+    :data:`LANES` uint16 lanes and ``partial_digest`` 32 bytes of hex per ``partial_index``.
+    Whether it describes its part's rows is the table hash's to judge
+    (:mod:`sweep.store._parts_hash`: recomputed from the rows where it does not).
+
+    Raises
+    ------
+    RunFolderError
+        ``row digest: ...``, naming what is malformed (never a raw decoding error).
+    """
+    doc = footer_json(raw, "row digest")
+    try:
+        digest = PartDigest.from_json(doc, "row digest")
+    except RecordFormatError as exc:
+        raise RunFolderError(" ".join(str(exc).split())) from exc
+    if digest.version != TABLE_HASH_V2:
+        raise RunFolderError(
+            f"row digest: expected version {TABLE_HASH_V2}, got {brief(digest.version)}"
+        )
+    for key in ("rows", "blocks", "ranges", "partial_index"):
+        value = getattr(digest, key)
+        for v in value if isinstance(value, tuple) else (value,):
+            if not is_int(v) or not 0 <= v < 1 << 63:
+                raise RunFolderError(f"row digest: expected {key} int64 >= 0, got {brief(v)}")
+    if len(digest.ranges) % 2:
+        raise RunFolderError("row digest: expected ranges in (start, stop) pairs, got an odd count")
+    try:
+        lanes = base64.b64decode(digest.lanes, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise RunFolderError(f"row digest: expected lanes in base64: {exc}") from exc
+    try:
+        partial = bytes.fromhex(digest.partial_digest)
+    except ValueError as exc:
+        raise RunFolderError(f"row digest: expected a partial_digest in hex: {exc}") from exc
+    if len(lanes) != 2 * LANES:
+        raise RunFolderError(
+            f"row digest: expected lanes of {2 * LANES} bytes, got {len(lanes)} bytes"
+        )
+    if len(partial) != 32 * len(digest.partial_index):
+        raise RunFolderError(
+            f"row digest: expected a partial_digest of 32 bytes per partial_index "
+            f"({32 * len(digest.partial_index)} bytes), got {len(partial)} bytes"
+        )
+    return digest
+
+
+def stored_digest(schema: pa.Schema) -> PartDigest | None:
+    """The :class:`PartDigest` a part's metadata carries (None when absent or unreadable).
+
+    The part check refuses a part whose digest :func:`decode_digest` cannot read; a batch
+    in memory (:func:`sweep.store._parts_hash.table_digest`) may lack one.
+    """
     raw = (schema.metadata or {}).get(DIGEST_KEY)
     if raw is None:
         return None
     try:
-        digest = PartDigest.from_json(json.loads(raw))
-    except Exception:  # a damaged or foreign value: the caller recomputes from the rows
+        return decode_digest(raw)
+    except RunFolderError:  # a damaged or foreign value: the caller recomputes from the rows
         return None
-    return digest if digest.version == TABLE_HASH_V2 else None
 
 
 # --- the hash ----------------------------------------------------------------------------

@@ -72,6 +72,7 @@ from sweep.store._fold_summary import FOLDS_KEY
 from sweep.store._grid_check import grid_disagreement
 from sweep.store._null_summary import SUMMARY_KEY
 from sweep.store._panel_copy import write_panel_copy
+from sweep.store._part_footer import FooterExpectations, check_footer
 from sweep.store._record import (
     GridRecord,
     LockInfo,
@@ -531,6 +532,7 @@ class RunStore:
                 schema=None if schema is None else [list(c) for c in schema],
                 max_bytes=part_size_limit(spec, manifest.grid.size, schema, manifest.data),
                 identity=grid_identity(manifest, f"run folder {self.location!r}"),
+                footer=FooterExpectations.of(spec, manifest.data),
             )
         return self._expectations
 
@@ -701,8 +703,11 @@ class RunStore:
         A part counts only if it is a regular file no larger than a part of this run can
         be (:func:`sweep.store._file_limits.part_size_limit`; nothing else is read), its
         bytes hash to its name, it parses as parquet, it carries this run's binding, its
-        columns are the run's, and its ``grid_index`` values are in the grid and not
-        repeated. :meth:`verify_parts` also compares the parts with each other.
+        columns are the run's, its ``grid_index`` values are in the grid and not
+        repeated, and its footer's summaries, environment record and row digest are what a
+        writer stores for these rows in this run
+        (:func:`sweep.store._part_footer.check_footer`). :meth:`verify_parts` also
+        compares the parts with each other.
         """
         return self.inspect_part(name)[0]
 
@@ -1059,6 +1064,9 @@ class PartExpectations:
     identity : GridIdentity or None
         The config id at every grid position, when the manifest lists its grid's values:
         each row's ``config_id`` is checked against its ``grid_index``.
+    footer : FooterExpectations or None
+        What the footer's summaries must hold (:func:`sweep.store._part_footer.check_footer`;
+        None: the footer is not checked).
     """
 
     binding: str
@@ -1066,6 +1074,7 @@ class PartExpectations:
     schema: list[list[str]] | None
     max_bytes: int
     identity: GridIdentity | None = None
+    footer: FooterExpectations | None = None
 
 
 def _too_large(size: int, expect: PartExpectations) -> str:
@@ -1145,11 +1154,25 @@ def _check_contents(
     foreign = None if expect.identity is None else _misplaced(expect.identity, index, ids)
     if foreign is not None:
         return PartCheck(name, False, foreign), None, None
+    if expect.footer is not None:
+        try:
+            check_footer(schema.metadata, index, lambda: _ok_rows(parquet), expect.footer)
+        except RunFolderError as exc:
+            return PartCheck(name, False, "footer: " + " ".join(str(exc).split())), None, None
     return (
         PartCheck(name, True, "ok", int(index.size)),
         RangeSet.from_positions(index),
         schema,
     )
+
+
+def _ok_rows(parquet: pq.ParquetFile) -> NDArray[np.bool_]:
+    """The mask of a part's rows whose ``status`` is ``ok`` (RunFolderError if unreadable)."""
+    try:
+        status = parquet.read(columns=["status"], use_threads=False).column(0)
+        return np.asarray(pc.equal(status, "ok").to_numpy(zero_copy_only=False), dtype=bool)
+    except Exception as exc:  # any reader error: the column is not usable
+        raise RunFolderError(f"unreadable status column: {exc}") from exc
 
 
 def _misplaced(identity: GridIdentity, index: NDArray[np.int64], ids: pa.Array) -> str | None:

@@ -32,7 +32,7 @@ from sweep.report._config_scan import (
 )
 from sweep.report._load import RunData, load_run, owner_of
 from sweep.report._ranking import CellMaxima, max_by
-from tests.helpers import read_part_table
+from tests.helpers import batch_again
 from tests.sweep.test_hostile_folder_files import part_files, write_part
 
 
@@ -103,7 +103,7 @@ def test_the_block_statistics_read_back_are_the_samples_rows(runs, tmp_path, nam
     if run_dir is None:  # a batch written twice: its rows count once, in the first part
         run_dir = tmp_path / "run"
         shutil.copytree(runs["complete"], run_dir)
-        write_part(run_dir, read_part_table(part_files(run_dir)[1]).slice(2, 5))
+        write_part(run_dir, batch_again(run_dir, part_files(run_dir)[1], 2, 5))
     for pbo in (1_000, 17):  # every ok config; a sample of them
         run = load_run(run_dir, settings=ScanSettings(pbo=pbo, seed=5), mapper=_in_groups(groups))
         sample = run.scan.pbo
@@ -121,7 +121,7 @@ def test_a_repeated_batch_counts_once(runs, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(runs["complete"], run_dir)
     first = part_files(run_dir)[0]
-    write_part(run_dir, read_part_table(first).slice(0, 7))  # a batch written twice
+    write_part(run_dir, batch_again(run_dir, first, 0, 7))  # a batch written twice
     run = load_run(run_dir)
     reference = load_run(runs["complete"])
     assert run.rows_in_parts == run.scan.done + 7 and run.scan.done == run.total
@@ -184,7 +184,7 @@ def test_the_read_pass_in_groups_reduces_to_the_same_figures(runs, tmp_path, nam
     if run_dir is None:  # a batch written twice: its rows count once, in the first part
         run_dir = tmp_path / "run"
         shutil.copytree(runs["complete"], run_dir)
-        write_part(run_dir, read_part_table(part_files(run_dir)[1]).slice(2, 5))
+        write_part(run_dir, batch_again(run_dir, part_files(run_dir)[1], 2, 5))
     settings = ScanSettings(top=4, pbo=9, returns=5, checked=3, seed=11)
     whole = load_run(run_dir, settings=settings)
     grouped = load_run(run_dir, settings=settings, mapper=_in_groups(groups, reverse))

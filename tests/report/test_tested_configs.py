@@ -21,7 +21,7 @@ from sweep.report._hypothesis_tests import corrections
 from sweep.report._inference import LISTED_DISCOVERIES, LISTED_IDS, discoveries, sweep_wide_tests
 from sweep.report._load import load_run
 from sweep.report._tested_configs import TESTED_COLUMNS
-from tests.helpers import read_part_table, small_spec_dict
+from tests.helpers import batch_again, small_spec_dict
 from tests.sweep.test_hostile_folder_files import part_files, write_part
 
 ALPHA, GAMMA = 0.05, 0.1
@@ -39,7 +39,7 @@ def planted(tmp_path_factory):
     )
     run_dir = tmp_path_factory.mktemp("planted") / "run"
     run_sweep(spec, run_dir, batch_size=8, progress=False)
-    write_part(run_dir, read_part_table(part_files(run_dir)[3]).slice(2, 5))  # a repeated batch
+    write_part(run_dir, batch_again(run_dir, part_files(run_dir)[3], 2, 5))  # a repeated batch
     return run_dir
 
 
