@@ -19,7 +19,7 @@ from sweep.bench import (
     run_bench,
 )
 from sweep.report import ReportOptions, build_report
-from tests.conftest import assert_loopback_only
+from tests.conftest import assert_loopback_only, release_shared_ray
 from tests.helpers import small_spec_dict, write_spec
 
 pytestmark = pytest.mark.ray
@@ -36,6 +36,7 @@ def ray_three_cpus(ray_env):
 
     saved = os.environ.get("RAYSWEEP_TEST_SLEEP")
     os.environ["RAYSWEEP_TEST_SLEEP"] = str(SLEEP)  # inherited by the workers
+    release_shared_ray()  # this module needs 3 CPUs: a cluster of its own
     ray.init(num_cpus=3, include_dashboard=False, log_to_driver=False)
     assert_loopback_only()
     yield ray
