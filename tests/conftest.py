@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sweep import ResolvedSweep, resolve, spec_from_dict, synthetic_panel
+from sweep import ResolvedSweep, resolve, run_sweep, spec_from_dict, synthetic_panel
 from tests.helpers import small_spec_dict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,6 +22,26 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 # Opening a run folder imports only built-in strategies or allowed modules (sweep.store._trust);
 # the suite trusts its own test strategies (tests that check the refusal unset this).
 os.environ["RAYSWEEP_ALLOW_IMPORT"] = "tests.strategies_for_tests,tests.hostile_strategies"
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory) -> Path:
+    """The small sweep (``small_spec_dict()``, 60 configs) run to completion, once a session.
+
+    Read it only: a test that changes a run folder (resumes it, removes or alters a part)
+    works on a copy, ``shutil.copytree(small_run, tmp_path / "run")``.
+    """
+    run = tmp_path_factory.mktemp("small-run") / "run"
+    run_sweep(spec_from_dict(small_spec_dict()), run, progress=False)
+    return run
+
+
+@pytest.fixture(scope="session")
+def small_run_parts_of_one(tmp_path_factory) -> Path:
+    """The small sweep run one config per part (60 parts), once a session; read it only."""
+    run = tmp_path_factory.mktemp("small-run-parts-of-one") / "run"
+    run_sweep(spec_from_dict(small_spec_dict()), run, batch_size=1, progress=False)
+    return run
 
 
 @pytest.fixture(scope="session")
@@ -72,15 +92,64 @@ def ray_env(tmp_path_factory):  # type: ignore[no-untyped-def]
             os.environ[key] = value
 
 
-@pytest.fixture(scope="module")
-def ray_local(ray_env):  # type: ignore[no-untyped-def]
-    """A one-node local Ray with 2 CPUs, shared by a test module."""
+#: Whether this process's Ray is the shared local cluster of ``ray_local``.
+_shared_ray = {"up": False}
+
+
+def release_shared_ray() -> None:
+    """Shut the shared cluster down (a fixture that starts its own Ray calls this first)."""
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    if _shared_ray["up"] and ray.is_initialized():
+        ray.shutdown()
+    _shared_ray["up"] = False
+
+
+def _module_uses_ray_local(request: pytest.FixtureRequest) -> bool:
+    return any(
+        item.module is request.module and "ray_local" in item.fixturenames  # type: ignore[attr-defined]
+        for item in request.session.items
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_shared_ray_outside_its_modules(request):  # type: ignore[no-untyped-def]
+    """A module that does not use ``ray_local`` starts with no shared cluster running.
+
+    Autouse and module-scoped, so it runs before the module's own fixtures: a module that
+    starts its own Ray (other resources, a multi-node cluster, a subprocess cluster) or that
+    expects a sweep to start a fresh local one finds none left by the modules before it.
+    """
+    if _shared_ray["up"] and not _module_uses_ray_local(request):
+        release_shared_ray()
+
+
+@pytest.fixture(scope="session")
+def _ray_session_end(ray_env):  # type: ignore[no-untyped-def]
+    yield
+    release_shared_ray()
+
+
+@pytest.fixture(scope="module")
+def ray_local(ray_env, _ray_session_end):  # type: ignore[no-untyped-def]
+    """A one-node local Ray with 2 CPUs, shared by every module that asks for it.
+
+    Started by the first module that uses it and left running for the next ones (a cluster
+    start costs seconds); shut down at the end of the session, or before a module that does
+    not use it (:func:`_no_shared_ray_outside_its_modules`). A module that needs a cluster of
+    its own (other resources, nodes added and removed, a fresh start, ``ray.shutdown``) must
+    not use this fixture; it calls :func:`release_shared_ray` before ``ray.init``.
+    """
+    import ray
+
+    if not (_shared_ray["up"] and ray.is_initialized()):
+        if ray.is_initialized():
+            ray.shutdown()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        _shared_ray["up"] = True
+    assert ray.cluster_resources().get("CPU") == 2, "the shared cluster's resources changed"
     assert_loopback_only()
-    yield ray
-    ray.shutdown()
+    return ray
 
 
 @pytest.fixture(scope="session")

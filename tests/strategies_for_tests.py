@@ -21,7 +21,9 @@ class SlowMomentum(Momentum):
     The sleep is read in the driver when the strategy is built and travels with the pickled
     instance, so Ray workers started earlier sleep as the driver's environment says. With
     ``RAYSWEEP_TEST_BUSY_DIR`` set, a Ray worker holds the file ``<node id>.<pid>`` there
-    while it sleeps, so a test can tell which node is running a task right now.
+    while it sleeps, so a test can tell which node is running a task right now. With
+    ``RAYSWEEP_TEST_GATE`` naming a file, every evaluation waits while that file exists (up
+    to 10 minutes), so a test can hold a sweep mid-run for as long as it needs, on any machine.
     """
 
     name = "slow_momentum"
@@ -30,10 +32,15 @@ class SlowMomentum(Momentum):
     def __init__(self) -> None:
         self.sleep_per_config = float(os.environ.get("RAYSWEEP_TEST_SLEEP", "0.005"))
         self.busy_dir = os.environ.get("RAYSWEEP_TEST_BUSY_DIR")
+        self.gate = os.environ.get("RAYSWEEP_TEST_GATE")
 
     def evaluate(
         self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]
     ) -> StrategyOutput:
+        if self.gate is not None:
+            deadline = time.monotonic() + 600
+            while Path(self.gate).exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
         with self._busy_marker():
             time.sleep(self.sleep_per_config * len(params["lookback"]))
         return super().evaluate(panel, params, rngs)

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -41,8 +40,12 @@ class StdlibOnly:
 sys.meta_path.insert(0, StdlibOnly())
 '''
 
-SLEEP = "import time; time.sleep(600)"
-STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+# Each says "ready" once it is set up (the stubborn one: after ignoring SIGTERM), then waits.
+SLEEP = "import time; print('ready', flush=True); time.sleep(600)"
+STUBBORN = (
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "print('ready', flush=True); time.sleep(600)"
+)
 
 
 def make_stdlib_python(folder: Path) -> Path:
@@ -85,8 +88,11 @@ def stop_driver_node(python: Path, node_dir: Path) -> subprocess.CompletedProces
 
 
 def start(code: str, *args: str) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, "-c", code, *args])
-    time.sleep(0.05)
+    """Start ``code`` and return once it has said it is ready (its handlers are set)."""
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # the test's timeout bounds this wait
+    assert line == b"ready\n", f"{args}: exited {proc.poll()} before it was ready"
     return proc
 
 
@@ -103,7 +109,6 @@ def test_cleanup_stops_the_processes_naming_the_node_with_the_standard_library_o
         start(STUBBORN, f"--temp-dir={node_dir}"),  # ignores SIGTERM: needs the SIGKILL
     ]
     bystander = start(SLEEP, str(tmp_path / "raysweep-driver-node.other"))
-    time.sleep(0.5)  # the stubborn one has installed its handler
     try:
         result = stop_driver_node(stdlib_python, node_dir)
         assert result.returncode == 0, result.stderr
@@ -120,6 +125,8 @@ def test_cleanup_stops_the_processes_naming_the_node_with_the_standard_library_o
             if p.poll() is None:
                 p.kill()
                 p.wait()
+            if p.stdout is not None:
+                p.stdout.close()
 
 
 @pytest.mark.timeout(60)

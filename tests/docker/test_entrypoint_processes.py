@@ -335,7 +335,16 @@ def test_driver_killed_or_stopped_mid_sweep_then_run_again_resumes_to_the_local_
     # Run the driver again, as the compose driver service does: it joins as a 0-CPU node and
     # waits for the cluster's CPUs. Then stop it as `docker stop` does: SIGTERM to the
     # entrypoint alone, which hands it on to sweep as SIGINT.
-    second = cluster.driver(run_dir, spec, DRIVER_START_NODE="1", SWEEP_MIN_CPUS="2")
+    # Its driver node's folder goes under a TMPDIR of this test's own, so that what is
+    # checked below is this node and no other process on the machine (another suite's, or
+    # the four that test_entrypoint_cleanup starts, which name "raysweep-driver-node" too).
+    # Short: Ray's unix-socket paths under it must stay below 108 bytes, and they are
+    # <TMPDIR>/raysweep-driver-node.XXXXXX/session_<date>_<time>_<us>_<pid>/sockets/plasma_store:
+    # 14 + 28 + 36 + 7 + 21 = 106 bytes with /tmp/nXXXXXXXX and a pid of 7 digits.
+    node_tmp = Path(tempfile.mkdtemp(prefix="n", dir="/tmp"))
+    second = cluster.driver(
+        run_dir, spec, DRIVER_START_NODE="1", SWEEP_MIN_CPUS="2", TMPDIR=str(node_tmp)
+    )
     parts_before = n_parts(run_dir)
     wait_for("parts of the second driver", lambda: n_parts(run_dir) >= parts_before + 5, 90, second)
     second.send_signal(signal.SIGTERM)
@@ -344,7 +353,12 @@ def test_driver_killed_or_stopped_mid_sweep_then_run_again_resumes_to_the_local_
     assert "has a manifest: resuming it" in log and "cluster ready: 2 CPUs on 3 nodes" in log
     assert "interrupted: finished parts are saved" in log
     assert not (run_dir / "lock").exists(), "a driver stopped by SIGTERM releases its lock"
-    assert not processes_naming("raysweep-driver-node"), "the driver node outlived its driver"
+    # The entrypoint waits for its node's processes before it exits (stop_driver_node on
+    # EXIT), so they are gone now: checked once, at once, as `docker stop` would leave them.
+    assert "driver: stopped the driver node (" in log, log[-4000:]
+    assert not processes_naming(str(node_tmp)), "the driver node outlived its driver"
+    assert list(node_tmp.iterdir()) == [], "the node's folder is removed with it"
+    node_tmp.rmdir()
     assert all(p.poll() is None for p in (cluster.procs[0], *cluster.workers)), (
         "head or worker died"
     )

@@ -19,16 +19,18 @@ RAISING = small_spec_dict(
 
 
 @pytest.fixture(scope="session")
-def runs(tmp_path_factory):
-    """Run folders by name: complete, partial (stopped early), resumed, failing."""
+def runs(tmp_path_factory, small_run):
+    """Run folders by name: complete (the session's ``small_run``, read only), partial
+    (stopped early), resumed, failing."""
     root = tmp_path_factory.mktemp("runs")
     spec = spec_from_dict(small_spec_dict())
-    run_sweep(spec, root / "complete", progress=False)
     run_sweep(spec, root / "resumed", batch_size=5, progress=False, executor=StopAfter(3))
     run_sweep(spec, root / "partial", batch_size=5, progress=False, executor=StopAfter(3))
     run_sweep(spec, root / "resumed", batch_size=9, progress=False)
     run_sweep(spec_from_dict(RAISING), root / "failing", batch_size=8, progress=False)
-    return {name: root / name for name in ("complete", "partial", "resumed", "failing")}
+    return {"complete": small_run} | {
+        name: root / name for name in ("partial", "resumed", "failing")
+    }
 
 
 @pytest.fixture(scope="session")

@@ -6,14 +6,16 @@ import json
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
-from sweep import results_hash
+from sweep import load_results, results_hash
 from sweep.common._jsonable import dumps
 from sweep.engine._evaluate import results_schema
 from sweep.errors import SweepError
 from sweep.report import ReportOptions, build_report, default_out_dir
 from sweep.report._cli_support import parse_heatmap
+from sweep.report._load import load_run
 from tests.report.conftest import FAST
 
 SECTIONS = (
@@ -195,6 +197,7 @@ def test_multiple_testing_section(reports):
     for key in ("reality_check_pvalue", "spa_pvalue", "winner_pvalue"):
         assert 1 / 21 <= sw[key] <= 1.0  # (1 + #) / (1 + B): never 0
     assert sw["stepm"]["exact"] is True and sw["stepm"]["count"] >= 0
+    # The exact values are pinned by test_sweep_wide_pvalues_are_the_definitions below.
     implied = mt["implied_trials"]
     assert implied["available"] is True and implied["n"] >= 1.0
     # The same count under the report's name for it, with how it is measured.
@@ -296,3 +299,34 @@ def test_moved_data_still_gets_the_sweep_wide_tests(tmp_path):
     assert mt["deflation"]["naive"]["dsr"] is not None
     assert mt["deflation"]["implied"]["dsr"] is not None
     assert mt["pbo"]["available"] is True  # from the stored block statistics
+
+
+def test_sweep_wide_pvalues_are_the_definitions_on_the_runs_null(runs, reports):
+    """The report's p-values, recomputed here from the run's stored null and its table.
+
+    White (2000): ``(1 + #{V*_b >= sqrt(n) max_k ē_k}) / (1 + B)``; Hansen (2005) SPA and the
+    winner's sweep-wide p-value: ``(1 + #{max(0, T*_b) >= max(0, t)}) / (1 + B)``. The
+    hand-computed values of the same formulas are in tests/stats/test_stats_snooping_by_hand.
+    """
+    mt = reports["complete"][0].to_json()["multiple_testing"]
+    sw = mt["sweep_wide"]
+    null = load_run(runs["complete"]).null_summary
+    assert null is not None and null.reps == sw["reps"] == 20
+    table = load_results(runs["complete"])
+    ok = table[np.isfinite(table["t_stat"])]
+    n_obs = int(ok["n_obs"].iloc[0])
+
+    def pvalue(null_values: np.ndarray, observed: float) -> float:
+        return (1 + int(np.sum(null_values >= observed))) / (1 + 20)
+
+    floored = np.maximum(null.spa, 0.0)
+    rc = pvalue(null.reality_check, math.sqrt(n_obs) * float(ok["excess_mean"].max()))
+    spa = pvalue(floored, max(float(ok["t_stat"].max()), 0.0))
+    winner = table.loc[table["config_id"] == mt["winner"]["config_id"], "t_stat"].iloc[0]
+    assert (sw["reality_check_pvalue"], sw["spa_pvalue"]) == (rc, spa)
+    assert sw["winner_pvalue"] == pvalue(floored, max(float(winner), 0.0))
+    # StepM at the report's alpha = 0.05 with B = 20 allows no exceedance ((1 + 0) / 21 <=
+    # 0.05 < 2 / 21): its first round rejects the configs whose t is above every SPA
+    # maximum; on this no-edge run there is none, so it stops there with nothing.
+    assert float(ok["t_stat"].max()) <= float(null.spa.max())
+    assert (sw["stepm"]["count"], sw["stepm"]["steps"]) == (0, 1)

@@ -221,7 +221,10 @@ def test_winner_pvalue_is_the_spa_pvalue_for_the_best_config() -> None:
     e, mean, sd, omega, c, t = _studentised(_panel(0.0006, 5), 200)
     s = summarize_null(np.arange(200), mean, sd, omega, c, e.shape[1], 8)
     res = data_snooping_tests(s, np.arange(200), mean, t, e.shape[1])
-    assert sweep_wide_pvalue(s, float(np.nanmax(t))) == res.spa_pvalue
+    best = float(np.nanmax(t))
+    # Hansen's (2005) SPA p-value written out: (1 + #{max(0, T*_b) >= max(0, t)}) / (1 + B).
+    by_definition = (1 + int(np.sum(np.maximum(s.spa, 0.0) >= max(best, 0.0)))) / (1 + 200)
+    assert sweep_wide_pvalue(s, best) == res.spa_pvalue == by_definition
     assert res.best_index == int(np.nanargmax(t))
     # A config below the benchmark gets p = 1 (its t is floored at 0 like the null maxima).
     assert sweep_wide_pvalue(s, -1.0) == 1.0

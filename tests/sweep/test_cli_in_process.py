@@ -8,6 +8,7 @@ the exit code matters.
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 
 import pandas as pd
@@ -22,17 +23,25 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def done_run(tmp_path_factory):
-    """A small sweep run by ``sweep run`` in this process: (spec path, run folder)."""
+def done_run(tmp_path_factory, small_run):
+    """A copy of the session's small completed run (tests resume it): (spec path, run folder)."""
     root = tmp_path_factory.mktemp("cli")
     spec = write_spec(root / "s.toml", small_spec_dict())
     run_dir = root / "run"
-    result = runner.invoke(app, ["run", str(spec), "--run-dir", str(run_dir), "--quiet"])
-    assert result.exit_code == 0, result.output
+    shutil.copytree(small_run, run_dir)
     return spec, run_dir
 
 
 _main = run_main
+
+
+def test_run_in_process_gives_the_table_of_the_api_run(small_run, tmp_path):
+    spec = write_spec(tmp_path / "s.toml", small_spec_dict())
+    run_dir = tmp_path / "run"
+    result = runner.invoke(app, ["run", str(spec), "--run-dir", str(run_dir), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert results_hash(run_dir) == results_hash(small_run)
+    assert f"table hash: {results_hash(run_dir)}" in " ".join(result.output.split())
 
 
 def test_run_prints_the_summary_and_the_table_hash(done_run):

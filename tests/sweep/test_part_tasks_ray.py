@@ -41,10 +41,8 @@ RAY_LOG = re.compile(r"^\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("parts") / "r"
-    run_sweep(spec_from_dict(small_spec_dict()), folder, batch_size=1, progress=False)
-    return folder  # 60 parts of one config
+def run_dir(small_run_parts_of_one):
+    return small_run_parts_of_one  # 60 parts of one config, shared by the session: read only
 
 
 @pytest.fixture(scope="module")

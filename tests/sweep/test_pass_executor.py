@@ -22,10 +22,8 @@ from tests.helpers import small_spec_dict
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("passes") / "r"
-    run_sweep(spec_from_dict(small_spec_dict()), folder, batch_size=1, progress=False)
-    return folder  # 60 parts of one config
+def run_dir(small_run_parts_of_one):
+    return small_run_parts_of_one  # 60 parts of one config, shared by the session: read only
 
 
 def test_the_rule_picks_a_local_cluster_only_where_it_is_predicted_to_end_first():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sweep import PlannerSettings, resolve, run_sweep, spec_from_dict
+from sweep import PlannerSettings, resolve, results_hash, run_sweep, spec_from_dict
 from sweep.errors import ConfigFailedError
 from sweep.executors._ray import RayExecutor
 from sweep.runner._status import verify_run
@@ -16,12 +16,11 @@ pytestmark = pytest.mark.ray
 
 
 @pytest.fixture(scope="module")
-def local_hash(tmp_path_factory) -> tuple[str, str]:
-    run_dir = tmp_path_factory.mktemp("l") / "r"
-    summary = run_sweep(spec_from_dict(small_spec_dict()), run_dir, progress=False)
-    null_hash = verify_run(run_dir).null_summary_hash
-    assert summary.table_hash and null_hash
-    return summary.table_hash, null_hash
+def local_hash(small_run) -> tuple[str, str]:
+    """Table and null-summary hashes of the small sweep run in-process (the session's run)."""
+    table_hash, null_hash = results_hash(small_run), verify_run(small_run).null_summary_hash
+    assert table_hash and null_hash
+    return table_hash, null_hash
 
 
 @pytest.mark.parametrize("batch_size", [None, 1, 7, 60])

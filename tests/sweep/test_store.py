@@ -225,23 +225,31 @@ def test_resume_with_a_different_sweep_is_refused_and_touches_nothing(
 def test_second_driver_is_refused_and_a_dead_drivers_lock_is_taken_over(tmp_path, reference_hash):
     spec = write_spec(tmp_path / "s.toml", slow_spec())
     run_dir = tmp_path / "run"
-    env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0.02"}
+    # The first driver holds its lock and waits at the gate (SlowMomentum) until it is killed:
+    # it is running when the second one starts, however slow or fast the machine.
+    gate = tmp_path / "gate"
+    gate.touch()
+    env = {**os.environ, "RAYSWEEP_TEST_SLEEP": "0"}
     first = subprocess.Popen(
         sweep_cmd("run", str(spec), "--run-dir", str(run_dir), "--batch-size", "5", "--quiet"),
-        env=env,
+        env={**env, "RAYSWEEP_TEST_GATE": str(gate)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.time() + 30
-    while not (run_dir / "lock").exists() and time.time() < deadline:
+    deadline = time.monotonic() + 120
+    while not (run_dir / "lock").exists():
+        assert first.poll() is None, f"the first driver exited {first.returncode}"
+        assert time.monotonic() < deadline, "the first driver took no lock"
         time.sleep(0.05)
     second = run_cli("run", str(spec), "--run-dir", str(run_dir), "--quiet", env=env, check=False)
+    assert first.poll() is None, "the first driver must still hold the folder"
     assert second.returncode == 2 and "in use by another driver" in second.stderr
     first.send_signal(signal.SIGKILL)
     first.wait()
+    gate.unlink()  # releases any evaluation process the dead driver left behind
     lock = json.loads((run_dir / "lock").read_text())
     assert lock["pid"] == first.pid  # the dead driver's lock is still there
-    run_cli("resume", str(run_dir), "--quiet", env={**env, "RAYSWEEP_TEST_SLEEP": "0"})
+    run_cli("resume", str(run_dir), "--quiet", env=env)
     manifest = RunStore(run_dir).read_manifest()
     assert manifest["sessions"][-1]["took_over_lock"]["pid"] == first.pid
     assert results_hash(run_dir) == reference_hash
@@ -301,7 +309,7 @@ def test_ctrl_c_stops_cleanly_and_resume_completes(tmp_path, reference_hash):
     assert store.read_manifest()["sessions"][-1]["status"] == "interrupted"
     assert all(c.ok for c in store.verify_parts()) and not list(run_dir.glob("parts/.tmp-*"))
     assert not (run_dir / "lock").exists()
-    run_cli("resume", str(run_dir), "--quiet", env={**env, "RAYSWEEP_TEST_SLEEP": "0"})
+    run_cli("resume", str(run_dir), "--quiet", env=env)
     assert results_hash(run_dir) == reference_hash
 
 
