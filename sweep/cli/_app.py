@@ -182,8 +182,6 @@ def _spec_imports(path: Path, app_dirs: list[Path] | None) -> Iterator[SweepSpec
 
 
 def _check_workers(executor: ExecutorKind, workers: int | None, address: str | None) -> None:
-    if address is None:
-        check_local_workers(workers)
     if workers is not None and executor is ExecutorKind.local:
         raise SweepError(
             "--workers: applies only with --executor ray or auto (it caps the CPUs of the "
@@ -191,6 +189,8 @@ def _check_workers(executor: ExecutorKind, workers: int | None, address: str | N
             f"Got --workers {workers} with --executor {executor.value}: use --executor ray "
             "or auto, or drop --workers"
         )
+    if address is None:
+        check_local_workers(workers)
 
 
 def _check_run_dir(run_dir: str | None) -> None:

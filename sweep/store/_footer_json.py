@@ -50,11 +50,18 @@ def footer_json(blob: bytes, what: str, limit: int | None = None) -> Any:
 
 
 def brief(value: object) -> str:
-    """A JSON value as a message shows it: its repr, cut to 40 characters."""
-    if isinstance(value, dict | list):
-        return f"a JSON {'object' if isinstance(value, dict) else 'array'}"
+    """A value read from a file as a message shows it: its repr, cut to 40 characters.
+
+    A list or an object whose repr is longer is named by its kind and length instead (a
+    forged one may be megabytes).
+    """
     text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    if len(text) <= 40:
+        return text
+    if isinstance(value, dict | list):
+        kind = "object of" if isinstance(value, dict) else "array of"
+        return f"a JSON {kind} {len(value):,} {'keys' if isinstance(value, dict) else 'values'}"
+    return text[:37] + "..."
 
 
 def is_int(value: object) -> bool:

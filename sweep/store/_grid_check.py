@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from sweep.spec._grid import MAX_DESCRIBED_VALUES, Axis, Grid
+from sweep.store._footer_json import brief
 
 #: The dtypes an axis of the engine has (text axes: ``<U`` and a length, see
 #: :data:`MAX_TEXT_LENGTH`).
@@ -122,18 +123,18 @@ def _axis_keys_disagreement(doc: Mapping[str, Any], want: Mapping[str, Any]) -> 
     for key, value in doc.items():
         if key in want and _same_json(value, want[key]):
             continue
-        where = f"its grid's axis {_short(want['name'])}"
+        where = f"its grid's axis {brief(want['name'])}"
         if key not in want:
-            return f"{where} has a key {_short(key)} no grid writes"
+            return f"{where} has a key {brief(key)} no grid writes"
         if isinstance(value, list) and isinstance(want[key], list) and len(value) == len(want[key]):
             at = next(
                 k
                 for k, (a, b) in enumerate(zip(value, want[key], strict=True))
                 if not _same_json(a, b)
             )
-            found, given = _short(value[at]), _short(want[key][at])
+            found, given = brief(value[at]), brief(want[key][at])
             return f"{where}: value {at} is {found}, its spec gives {given}"
-        return f"{where}: {key} is {_short(value)}, its spec gives {_short(want[key])}"
+        return f"{where}: {key} is {brief(value)}, its spec gives {brief(want[key])}"
     return None
 
 
@@ -141,23 +142,21 @@ def _same_scalars(recorded: Mapping[str, Any], grid: Grid, keys: Sequence[str]) 
     derived = {"size": len(grid), "product_size": grid.product_size}
     for key in keys:
         if key in recorded and not _same_json(recorded[key], derived[key]):
-            return (
-                f"its grid's {key} is {_short(recorded[key])}, its spec's grid has {derived[key]}"
-            )
+            return f"its grid's {key} is {brief(recorded[key])}, its spec's grid has {derived[key]}"
     return None
 
 
 def _axis_disagreement(doc: Mapping[str, Any], axis: Axis) -> str | None:
     """One of the spec's axes, recorded as is or coerced to float64 (a float parameter)."""
-    name = _short(axis.name)
+    name = brief(axis.name)
     if doc.get("name") != axis.name:
-        return f"its grid's axis {_short(doc.get('name'))} is its spec's axis {name}"
+        return f"its grid's axis {brief(doc.get('name'))} is its spec's axis {name}"
     dtype = doc.get("dtype")
     values = axis.values
     if dtype == "float64" and values.dtype.kind == "i":
         values = values.astype(np.float64)
     elif dtype != str(values.dtype):
-        return f"its grid's axis {name} has dtype {_short(dtype)}, its spec gives {values.dtype}"
+        return f"its grid's axis {name} has dtype {brief(dtype)}, its spec gives {values.dtype}"
     return _axis_keys_disagreement(
         doc, Axis(axis.name, values).describe(with_values="values" in doc)
     )
@@ -169,22 +168,22 @@ def _fixed_axis_disagreement(
     """An axis beyond the spec's: one value of a cost or of a strategy default."""
     name = doc.get("name")
     if not isinstance(name, str) or not name.isidentifier() or len(name) > MAX_TEXT_LENGTH:
-        return f"its grid has an axis named {_short(name)}, not a parameter name"
+        return f"its grid has an axis named {brief(name)}, not a parameter name"
     if name in taken:
-        return f"its grid lists the axis {_short(name)} twice"
+        return f"its grid lists the axis {brief(name)} twice"
     values = doc.get("values")
     if doc.get("size") != 1 or (
         values is not None and (not isinstance(values, list) or len(values) != 1)
     ):
-        return f"its grid's fixed parameter {_short(name)} does not hold exactly one value"
+        return f"its grid's fixed parameter {brief(name)} does not hold exactly one value"
     value: Any = values[0] if values is not None else doc.get("first")
     dtype = doc.get("dtype")
     if not _is_of_dtype(value, dtype):
-        return f"its grid's fixed parameter {_short(name)} holds {_short(value)} as {_short(dtype)}"
+        return f"its grid's fixed parameter {brief(name)} holds {brief(value)} as {brief(dtype)}"
     if not (_same_json(doc.get("first"), value) and _same_json(doc.get("last"), value)):
-        return f"its grid's fixed parameter {_short(name)}: first and last are not its value"
+        return f"its grid's fixed parameter {brief(name)}: first and last are not its value"
     if name in costs and not _same_json(float(value), float(costs[name])):
-        return f"its grid's cost {_short(name)} is {_short(value)}, its spec's is {costs[name]!r}"
+        return f"its grid's cost {brief(name)} is {brief(value)}, its spec's is {costs[name]!r}"
     return None
 
 
@@ -215,9 +214,3 @@ def _same_json(found: Any, want: Any) -> bool:
     if isinstance(want, dict):
         return found.keys() == want.keys() and all(_same_json(found[k], want[k]) for k in want)
     return bool(found == want)
-
-
-def _short(value: Any) -> str:
-    """``repr`` of a recorded value, cut to 40 characters (a forged name may be megabytes)."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."

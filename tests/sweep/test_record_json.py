@@ -215,14 +215,23 @@ def test_status_verify_and_plan_documents():
         "r", "n", "h", 2, 1, 0, 1, 1, [PartInfo("p", False, "bad")], (), None, None, None, live
     )
     doc = status.to_json()
-    assert list(doc)[-5:] == ["table_hash", "lock", "live", "environments", "table_hash_version"]
+    assert list(doc)[-6:] == [
+        "table_hash",
+        "lock",
+        "live",
+        "environments",
+        "table_hash_version",
+        "recorded",
+    ]
     assert doc["bad_parts"][0]["name"] == "p"
     verify = Verification(1, [], [PartInfo("t", False, "x")], 1, 2, None, None)
     assert verify.to_json()["bad_telemetry"] == [{"name": "t", "reason": "x"}]
-    assert list(verify.to_json())[-3:] == [
+    assert list(verify.to_json())[-5:] == [
         "environments",
         "table_hash_version",
         "digest_mismatches",
+        "fold_summary_hash",
+        "recorded",
     ]
     wall = WallPrediction(10, 1, 10, 1, 0.5, 1.0, 0.5)
     plan = Plan(10, "auto")
