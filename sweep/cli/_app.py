@@ -661,9 +661,10 @@ def verify(
     if verification.fold_summary_hash:
         _say(out, f"fold summary hash: {verification.fold_summary_hash}")
     recorded, found = verification.recorded, verification.table_hash
+    differs = False
     if recorded is not None and found is not None:
-        line = _fields([f"recorded: {recorded.describe(found)}"], 10)
-        _say(out if recorded.agrees(found) else err, line)
+        differs = not recorded.agrees(found)
+        _say(err if differs else out, _fields([f"recorded: {recorded.describe(found)}"], 10))
     for name in verification.digest_mismatches:
         _say(
             err,
@@ -671,9 +672,7 @@ def verify(
             "rows (the table hash above is of the rows; the part was rewritten after it was "
             "computed)",
         )
-    if verification.digest_mismatches or (
-        recorded is not None and found is not None and not recorded.agrees(found)
-    ):
+    if verification.digest_mismatches or differs:
         raise typer.Exit(1)
 
 
@@ -727,16 +726,12 @@ def reproduce(
     from sweep.runner._reproduce import ReproduceSettings, reproduce_run
 
     _check_workers(executor, workers, address)
-    if sample == 0 and parts == 0:
-        raise SweepError(
-            "--sample 0 --parts 0: nothing would be compared; re-compute some configs "
-            "(--sample N) or whole parts (--parts N)"
-        )
+    settings = ReproduceSettings(sample=sample, seed=seed, parts=parts)  # SweepError if empty
     kind = "ray" if executor is ExecutorKind.ray or address else "local"
     with importing_from(allowed_roots(app_dir, run_dir)), _named_data(run_dir, data):
         found = reproduce_run(
             run_dir,
-            ReproduceSettings(sample=sample, seed=seed, parts=parts),
+            settings,
             executor=kind,
             address=address,
             workers=workers,

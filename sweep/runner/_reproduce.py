@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from stats import FoldSummary, NullSummary
 from sweep.common._range_set import RangeSet
-from sweep.errors import RunFolderError
+from sweep.errors import RunFolderError, SweepError
 from sweep.executors import Executor, make_executor
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._fold_summary import folds_of
@@ -79,11 +79,16 @@ class ReproduceSettings:
 
     def __post_init__(self) -> None:
         if self.sample < 0 or self.parts < 0:
-            raise ValueError(f"sample, parts: expected >= 0, got {self.sample}, {self.parts}")
+            raise SweepError(
+                f"sample, parts: expected counts >= 0, got {self.sample} and {self.parts}"
+            )
         if self.sample == 0 and self.parts == 0:
-            raise ValueError("sample, parts: nothing to compare; ask for configs or parts")
+            raise SweepError(
+                "--sample 0 --parts 0: nothing would be compared; re-compute some configs "
+                "(--sample N) or whole parts (--parts N)"
+            )
         if self.seed is not None and not 0 <= self.seed < SEED_BOUND:
-            raise ValueError(f"seed: expected 0 <= seed < 2**63, got {self.seed}")
+            raise SweepError(f"seed: expected 0 <= seed < 2**63, got {self.seed}")
 
 
 def fresh_seed() -> int:

@@ -25,13 +25,13 @@ from its form, in time linear in what the spec itself lists.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from sweep.spec._grid import MAX_DESCRIBED_VALUES, Axis, Grid
-from sweep.store._footer_json import brief
+from sweep.store._footer_json import brief, is_int
 
 #: The dtypes an axis of the engine has (text axes: ``<U`` and a length, see
 #: :data:`MAX_TEXT_LENGTH`).
@@ -75,14 +75,10 @@ def grid_disagreement(
             "a manifest ever lists"
         )
     if full is not None:
-        return _exactly(recorded, full.describe())
-    found = _same_scalars(recorded, spec_grid, ("size", "product_size"))
+        return _exactly(recorded, full)
+    found = _shape_disagreement(recorded, spec_grid)
     if found is not None:
         return found
-    if recorded.get("zip") != [list(g) for g in spec_grid.zip_groups]:
-        return "its grid's zip groups are not its spec's"
-    if recorded.get("where") != [c.text for c in spec_grid.constraints]:
-        return "its grid's constraints are not its spec's"
     given = len(spec_grid.axes)
     if len(axes) < given:
         return f"its grid has {len(axes)} axes, its spec gives {given}"
@@ -99,20 +95,20 @@ def grid_disagreement(
     return None
 
 
-def _exactly(recorded: Mapping[str, Any], derived: Mapping[str, Any]) -> str | None:
+def _exactly(recorded: Mapping[str, Any], full: Grid) -> str | None:
     """The recorded description against the one derived from the spec and the strategy.
 
     A key the recorded description lacks (a folder written before it was recorded) is not
     compared; every key it has must hold the derived value.
     """
-    for key in ("size", "product_size", "zip", "where"):
-        if key in recorded and not _same_json(recorded[key], derived[key]):
-            return f"its grid's {key} is not its spec's"
-    axes, expected = recorded["axes"], derived["axes"]
-    if len(axes) != len(expected):
-        return f"its grid has {len(axes)} axes, its spec and strategy give {len(expected)}"
-    for doc, want in zip(axes, expected, strict=True):
-        found = _axis_keys_disagreement(doc, want)
+    found = _shape_disagreement(recorded, full)
+    if found is not None:
+        return found
+    axes = recorded["axes"]
+    if len(axes) != len(full.axes):
+        return f"its grid has {len(axes)} axes, its spec and strategy give {len(full.axes)}"
+    for doc, axis in zip(axes, full.axes, strict=True):
+        found = _axis_keys_disagreement(doc, axis.describe(with_values="values" in doc))
         if found is not None:
             return found
     return None
@@ -138,11 +134,21 @@ def _axis_keys_disagreement(doc: Mapping[str, Any], want: Mapping[str, Any]) -> 
     return None
 
 
-def _same_scalars(recorded: Mapping[str, Any], grid: Grid, keys: Sequence[str]) -> str | None:
-    derived = {"size": len(grid), "product_size": grid.product_size}
-    for key in keys:
-        if key in recorded and not _same_json(recorded[key], derived[key]):
-            return f"its grid's {key} is {brief(recorded[key])}, its spec's grid has {derived[key]}"
+def _shape_disagreement(recorded: Mapping[str, Any], grid: Grid) -> str | None:
+    """Size, product size, zip groups and constraints: the spec's grid and the full grid's.
+
+    A key the recorded description lacks (a folder written before it was recorded) is not
+    compared; every key it has must hold the derived value.
+    """
+    derived = {
+        "size": len(grid),
+        "product_size": grid.product_size,
+        "zip": [list(g) for g in grid.zip_groups],
+        "where": [c.text for c in grid.constraints],
+    }
+    for key, want in derived.items():
+        if key in recorded and not _same_json(recorded[key], want):
+            return f"its grid's {key} is {brief(recorded[key])}, its spec's is {brief(want)}"
     return None
 
 
@@ -192,7 +198,7 @@ def _is_of_dtype(value: Any, dtype: Any) -> bool:
     if dtype == "bool":
         return isinstance(value, bool)
     if dtype == "int64":
-        return type(value) is int and _INT64_MIN <= value <= _INT64_MAX
+        return is_int(value) and _INT64_MIN <= value <= _INT64_MAX
     if dtype == "float64":
         return type(value) is float and math.isfinite(value)
     return (

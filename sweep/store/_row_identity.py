@@ -18,7 +18,6 @@ are compared across parts by fingerprints instead (:func:`sweep.store._repeats.r
 
 from __future__ import annotations
 
-import collections
 import functools
 import json
 
@@ -27,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
+from sweep.common._recent_objects import RecentObjects
 from sweep.errors import RunFolderError, SweepError
 from sweep.spec._config_identity import ConfigIdTable
 from sweep.spec._grid import Grid
@@ -94,39 +94,27 @@ def grid_identity(manifest: Manifest, folder: str) -> GridIdentity | None:
     Raises
     ------
     RunFolderError
-        The listed grid is not a valid grid, or does not hold ``grid.size`` configs.
+        The listed grid is not a valid grid (never, for a manifest that agrees with its
+        spec: :func:`sweep.store._run_store.recorded_spec` checks that first).
     """
     strategy = manifest.run_key.strategy
     if strategy is None:
         return None
-    seen = _RECENT.get(id(manifest))
-    if seen is not None and seen[0] is manifest:
-        return seen[1]
+    if manifest in _RECENT:
+        return _RECENT[manifest]
     description = json.dumps(manifest.grid.to_json(), sort_keys=True)
     try:
         identity = _rebuilt(strategy.name, strategy.version, description)
     except SweepError as exc:
         raise RunFolderError(f"{folder}: manifest.json's grid is not a valid grid: {exc}") from exc
-    if identity is not None and len(identity.grid) != manifest.grid.size:
-        raise RunFolderError(
-            f"{folder}: manifest.json disagrees with itself: its grid lists "
-            f"{len(identity.grid):,} configs, its grid.size records {manifest.grid.size:,}; "
-            "it was edited or damaged; restore the original manifest.json"
-        )
-    _RECENT[id(manifest)] = (manifest, identity)
-    while len(_RECENT) > _RECENT_MANIFESTS:
-        _RECENT.popitem(last=False)
+    _RECENT[manifest] = identity
     return identity
 
 
-#: Manifests whose identity this process found, by object (kept alive here, so an id is
-#: not reused while listed): the store parses the same bytes into the same object
-#: (``_run_store._parsed_manifest``), and its grid's JSON (the key of :func:`_rebuilt`)
-#: costs 63 ms to write for a grid of 100,000 values, per group of parts.
-_RECENT: collections.OrderedDict[int, tuple[Manifest, GridIdentity | None]] = (
-    collections.OrderedDict()
-)
-_RECENT_MANIFESTS = 4
+#: The identity of the last manifests this process read (the store parses the same bytes
+#: into the same object, ``_run_store._parsed_manifest``): its grid's JSON (the key of
+#: :func:`_rebuilt`) costs 63 ms to write for a grid of 100,000 values, per group of parts.
+_RECENT: RecentObjects[Manifest, GridIdentity | None] = RecentObjects(4)
 
 
 @functools.lru_cache(maxsize=4)

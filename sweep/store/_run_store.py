@@ -51,6 +51,7 @@ from sweep.common._fs import (
 )
 from sweep.common._jsonable import JSONObject
 from sweep.common._range_set import RangeSet
+from sweep.common._recent_objects import RecentObjects
 from sweep.errors import RunFolderError, RunLockedError, SweepError
 from sweep.spec._grid import Grid
 from sweep.spec._models import SweepSpec, spec_from_dict
@@ -987,6 +988,8 @@ def recorded_spec(manifest: Manifest, folder: str) -> SweepSpec:
     RunFolderError
         Naming what disagrees (one line), or why the spec is not a valid spec.
     """
+    if manifest in _AGREED:
+        return _AGREED[manifest]
     broken = f"{folder}: manifest.json disagrees with itself"
     advice = "it was edited or damaged; restore the original manifest.json"
     try:
@@ -1021,7 +1024,14 @@ def recorded_spec(manifest: Manifest, folder: str) -> SweepSpec:
     )
     if wrong is not None:
         raise RunFolderError(f"{broken}: {wrong}; {advice}")
+    _AGREED[manifest] = spec
     return spec
+
+
+#: The specs of the last manifests found to agree with themselves: every group of parts a
+#: worker checks opens the folder again, and the grid's comparison costs about 60 ms for a
+#: grid that lists 131,072 values.
+_AGREED: RecentObjects[Manifest, SweepSpec] = RecentObjects(4)
 
 
 def _builtin_full_grid(spec: SweepSpec, key: RunKey) -> Grid | None:
