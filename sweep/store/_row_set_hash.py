@@ -80,6 +80,7 @@ import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
@@ -142,40 +143,79 @@ def _string_cells(arr: pa.Array) -> tuple[NDArray[np.int64], NDArray[np.uint8]]:
     return lengths, body
 
 
+@numba.njit(cache=True, nogil=True)
+def _interleave(heads, cuts, bodies, body_start, body_size, offsets, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Write each row's bytes: its fixed bytes, with each string's body after its prefix.
+
+    ``heads`` (n, H) holds every column's fixed bytes in column order (a string's 8-byte
+    length prefix included); string ``s``'s body follows head byte ``cuts[s]`` and is
+    ``bodies[body_start[s, i] : body_start[s, i] + body_size[s, i]]`` for row ``i``.
+    """
+    n, width = heads.shape
+    for i in range(n):
+        pos = offsets[i]
+        h = 0
+        for s in range(cuts.shape[0]):
+            c = cuts[s]
+            out[pos : pos + c - h] = heads[i, h:c]
+            pos += c - h
+            h = c
+            a = body_start[s, i]
+            size = body_size[s, i]
+            out[pos : pos + size] = bodies[a : a + size]
+            pos += size
+        out[pos : pos + width - h] = heads[i, h:width]
+
+
 def row_bytes(batch: pa.RecordBatch | pa.Table) -> tuple[NDArray[np.uint8], NDArray[np.int64]]:
     """The canonical bytes of every row, concatenated, and each row's start (n + 1 offsets).
 
     Row ``i`` is ``buffer[offsets[i]:offsets[i + 1]]``: every column's value in column
-    order (see the module docstring). Built column by column with numpy, no Python loop
-    over rows.
+    order (see the module docstring). The fixed bytes of all columns are gathered into one
+    (n, width) block column by column with numpy, and one compiled loop interleaves them
+    with the strings' bytes row by row.
     """
     n = batch.num_rows
     columns = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in batch.columns]
-    cells: list[tuple[NDArray[np.uint8], NDArray[np.int64], NDArray[np.uint8] | None]] = []
-    no_strings = np.zeros(0, dtype=np.int64)
-    width = np.zeros(n, dtype=np.int64)
+    fixed: list[NDArray[np.uint8]] = []
+    cuts: list[int] = []
+    bodies: list[NDArray[np.uint8]] = []
+    starts: list[NDArray[np.int64]] = []
+    sizes: list[NDArray[np.int64]] = []
+    width, body_bytes = 0, 0
     for arr in columns:
         if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
             lengths, body = _string_cells(arr)
-            prefix = lengths.astype("<i8").view(np.uint8).reshape(n, 8)
-            cells.append((prefix, np.maximum(lengths, 0), body))
-            width += 8 + np.maximum(lengths, 0)
+            fixed.append(lengths.astype("<i8").view(np.uint8).reshape(n, 8))
+            width += 8
+            cuts.append(width)
+            size = np.maximum(lengths, 0)
+            sizes.append(size)
+            starts.append(body_bytes + np.cumsum(size) - size)
+            bodies.append(body)
+            body_bytes += body.shape[0]
         else:
-            fixed = _fixed_cells(arr)
-            cells.append((fixed, no_strings, None))
-            width += fixed.shape[1]
-    offsets = np.concatenate(([0], np.cumsum(width))).astype(np.int64)
+            cells = _fixed_cells(arr)
+            fixed.append(cells)
+            width += cells.shape[1]
+    heads = np.empty((n, width), dtype=np.uint8)
+    at = 0
+    for cells in fixed:
+        heads[:, at : at + cells.shape[1]] = cells
+        at += cells.shape[1]
+    body_size = np.array(sizes, dtype=np.int64).reshape(len(sizes), n)
+    row_width = width + body_size.sum(axis=0)
+    offsets = np.concatenate(([0], np.cumsum(row_width))).astype(np.int64)
     out = np.empty(int(offsets[-1]), dtype=np.uint8)
-    at = offsets[:-1].copy()  # where the next cell of each row goes
-    for head, sizes, text in cells:
-        w = head.shape[1]
-        out[at[:, None] + np.arange(w)] = head
-        at += w
-        if text is not None:
-            if text.shape[0]:
-                starts = np.cumsum(sizes) - sizes  # each value's first byte in ``text``
-                out[np.repeat(at - starts, sizes) + np.arange(text.shape[0])] = text
-            at += sizes
+    _interleave(
+        heads,
+        np.array(cuts, dtype=np.int64),
+        np.concatenate(bodies) if bodies else np.zeros(0, dtype=np.uint8),
+        np.array(starts, dtype=np.int64).reshape(len(starts), n),
+        body_size,
+        offsets,
+        out,
+    )
     return out, offsets
 
 
