@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from itertools import chain
 from typing import Any, Protocol, cast, overload
 
+import numba
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
@@ -283,6 +284,29 @@ def _period(dates: NDArray[np.datetime64], k: int) -> str:
     return f"period {k} ({first} to {last})"
 
 
+@numba.njit(cache=True, nogil=True)
+def _first_non_finite(returns):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Per row, the first period whose return is NaN or infinite; -1 where all are finite.
+
+    One read of each row, no temporaries: ``v - v != 0`` exactly when ``v`` is not finite, and
+    the count of failures is an integer sum the compiler vectorises; only a row with a
+    failure is searched for the first one.
+    """
+    n, t = returns.shape
+    out = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        row = returns[i]
+        failures = 0
+        for k in range(t):
+            failures += row[k] - row[k] != 0.0  # True for NaN too (unordered)
+        if failures:
+            for k in range(t):
+                if not np.isfinite(row[k]):
+                    out[i] = k
+                    break
+    return out
+
+
 def _non_finite_returns(
     output: StrategyOutput, errors: list[str | None], dates: NDArray[np.datetime64]
 ) -> StrategyOutput:
@@ -291,12 +315,12 @@ def _non_finite_returns(
     Fills ``errors`` in place; the failed rows' returns are set to zero so that the metric
     kernels see finite numbers (their metrics are discarded; other rows are untouched).
     """
-    finite = np.asarray(np.isfinite(output.returns), dtype=bool)
-    bad = np.logical_not(finite.all(axis=1))
+    first_bad = _first_non_finite(np.ascontiguousarray(output.returns, dtype=np.float64))
+    bad = first_bad >= 0
     if not bad.any():
         return output
     for j in np.flatnonzero(bad):
-        k = int(np.argmin(finite[j]))
+        k = int(first_bad[j])
         if errors[j] is None:
             errors[j] = (
                 f"the return of {_period(dates, k)} is {float(output.returns[j, k])!r}; "

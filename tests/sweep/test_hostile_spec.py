@@ -311,3 +311,15 @@ def test_a_validator_message_does_not_repeat_what_it_got():
     with pytest.raises(SpecError) as err:
         spec_from_dict(doc)
     assert str(err.value).count("got 7") == 1
+
+
+def test_the_first_non_finite_period_of_each_row_is_found_exactly():
+    from sweep.engine._evaluate import _first_non_finite
+
+    x = np.random.default_rng(0).standard_normal((6, 300))
+    for row, period, value in [(0, 0, np.nan), (1, 299, np.inf), (2, 130, -np.inf), (3, 7, 1e308)]:
+        x[row, period] = value
+    x[4, [64, 65]] = [np.nan, np.inf]
+    finite = np.isfinite(x)
+    expected = np.where(finite.all(axis=1), -1, np.argmin(finite, axis=1))
+    assert _first_non_finite(x).tolist() == expected.tolist() == [0, 299, 130, -1, 64, -1]
