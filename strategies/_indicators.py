@@ -2,10 +2,87 @@
 
 from __future__ import annotations
 
+import collections
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
 import numba
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+
+_Value = TypeVar("_Value")
+
+
+class PanelMemo:
+    """Values derived from the last few panels, found again by the panel object's identity.
+
+    A strategy's ``evaluate`` is called once per sub-batch of configs on the same panel
+    object; what depends on the panel alone (a log price, a running sum) or on the panel and
+    one parameter (a lookback's signal, a window's average) is computed once and reused
+    instead of once per sub-batch. A :class:`strategies.Panel` is immutable (the engine
+    hands strategies read-only arrays), so a value stays right while its panel is alive;
+    the panels are kept alive while listed, so an id is never reused for another panel
+    while its values are held. Only the most recent ``panels`` panels are kept, and for
+    each at most ``entries`` values (least recently used dropped first). A value is the
+    same bits as computing it afresh: the memo only skips repeated work.
+
+    Parameters
+    ----------
+    panels : int
+        How many panels are remembered.
+    entries : int
+        How many values are kept per panel.
+    """
+
+    def __init__(self, panels: int, entries: int) -> None:
+        self._panels = panels
+        self._entries = entries
+        self._held: collections.OrderedDict[
+            int, tuple[object, collections.OrderedDict[Hashable, Any]]
+        ] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, panel: object, key: Hashable, make: Callable[[], _Value]) -> _Value:
+        """The value under ``key`` for ``panel``, from ``make()`` the first time.
+
+        Parameters
+        ----------
+        panel : object
+            The panel (compared by identity).
+        key : hashable
+            What is derived (e.g. ``("signal", lookback)``).
+        make : callable
+            Computes the value; called without the lock held.
+
+        Returns
+        -------
+        object
+            The remembered or newly made value.
+        """
+        with self._lock:
+            held = self._held.get(id(panel))
+            if held is not None and held[0] is panel:
+                self._held.move_to_end(id(panel))
+                values = held[1]
+                if key in values:
+                    values.move_to_end(key)
+                    found: _Value = values[key]
+                    return found
+        value = make()
+        with self._lock:
+            held = self._held.get(id(panel))
+            if held is None or held[0] is not panel:
+                held = (panel, collections.OrderedDict())
+                self._held[id(panel)] = held
+            self._held.move_to_end(id(panel))
+            held[1][key] = value
+            while len(held[1]) > self._entries:
+                held[1].popitem(last=False)
+            while len(self._held) > self._panels:
+                self._held.popitem(last=False)
+        return value
 
 
 def rolling_mean(prices: NDArray[np.float64], window: int) -> NDArray[np.float64]:

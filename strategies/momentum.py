@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ from numpy.typing import NDArray
 
 from stats import fixed_log
 from strategies._accounting import asset_returns, refuse_listings
+from strategies._indicators import PanelMemo
 from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows
 
@@ -77,8 +79,10 @@ class Momentum:
     The position formed at the close of period ``t`` earns the simple return from ``t`` to
     ``t + 1`` (no look-ahead); until ``lookback`` periods of history exist the book is flat.
     ``cost`` is charged per unit of one-way turnover (sum of absolute weight changes) in the
-    period the new weights are held. The trailing return of a lookback is computed once for
-    every band that uses it. A panel with listings is refused (see ``INSTEAD``).
+    period the new weights are held. The log prices of a panel, and the trailing return of a
+    lookback, are computed once for every band that uses them, in this call and in the next
+    calls on the same panel object (the few most recent lookbacks are kept). A panel with
+    listings is refused (see ``INSTEAD``).
     """
 
     name = "momentum"
@@ -97,11 +101,7 @@ class Momentum:
     ) -> StrategyOutput:
         """Evaluate a batch of configs (see :class:`strategies.Strategy`)."""
         refuse_listings(panel, self.name, INSTEAD)
-        close = panel.close
-        log_price = fixed_log(close)  # same bits on every CPU (np.log is dispatched)
-        returns_of_assets = asset_returns(close)
-        n_assets = close.shape[1]
-        n, n_ret = params["lookback"].shape[0], returns_of_assets.shape[0]
+        n, n_ret = params["lookback"].shape[0], panel.close.shape[0] - 1
         returns = np.empty((n, n_ret))
         turnover = np.empty((n, n_ret))
         n_trades = np.empty(n, dtype=np.int64)
@@ -109,17 +109,46 @@ class Momentum:
         cost = params["cost"].astype(np.float64)
         for lookback, rows in group_rows(params["lookback"]):
             lb = int(lookback)
-            # Signal at the close of t (t = lb..T-2); before lb periods exist the book is flat:
-            # strength NaN (never > band), direction and signed return 0 (never read).
-            signal = (log_price[lb:-1] - log_price[: -1 - lb]).T  # (A, T - lb)
-            side = np.sign(signal)  # -1.0, 0.0 or 1.0
-            strength = np.full((n_assets, n_ret), np.nan)
-            direction = np.zeros((n_assets, n_ret))
-            signed_return = np.zeros((n_assets, n_ret))
-            np.abs(signal, out=strength[:, lb:])
-            direction[:, lb:] = side
-            np.multiply(side, returns_of_assets[lb:].T, out=signed_return[:, lb:])
+            strength, signed_return, direction = _MEMO.get(
+                panel, ("signal", lb), functools.partial(_signal, panel, lb)
+            )
             _banded_positions(
                 strength, signed_return, direction, band, cost, rows, returns, turnover, n_trades
             )
         return StrategyOutput(returns, turnover, n_trades)
+
+
+#: The log prices and asset returns of the last few panels, and the signals of their last
+#: few lookbacks (the engine's sub-batches of a grid in order share lookbacks).
+_MEMO = PanelMemo(panels=2, entries=6)
+
+
+def _prices(panel: Panel) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The panel's log prices ``(T, A)`` and asset returns ``(T - 1, A)``."""
+    close = panel.close
+    log_price = fixed_log(close)  # same bits on every CPU (np.log is dispatched)
+    return log_price, asset_returns(close)
+
+
+def _signal(
+    panel: Panel, lb: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Strength, signed return and direction ``(A, T - 1)`` of one lookback (read-only).
+
+    The signal at the close of ``t`` (``t = lb .. T-2``) is the trailing ``lb``-period log
+    return; before ``lb`` periods exist the book is flat: strength NaN (never above a band),
+    direction and signed return 0 (never read).
+    """
+    log_price, returns_of_assets = _MEMO.get(panel, "prices", functools.partial(_prices, panel))
+    n_ret, n_assets = returns_of_assets.shape
+    signal = (log_price[lb:-1] - log_price[: -1 - lb]).T  # (A, T - lb)
+    side = np.sign(signal)  # -1.0, 0.0 or 1.0
+    strength = np.full((n_assets, n_ret), np.nan)
+    direction = np.zeros((n_assets, n_ret))
+    signed_return = np.zeros((n_assets, n_ret))
+    np.abs(signal, out=strength[:, lb:])
+    direction[:, lb:] = side
+    np.multiply(side, returns_of_assets[lb:].T, out=signed_return[:, lb:])
+    for a in (strength, signed_return, direction):
+        a.flags.writeable = False
+    return strength, signed_return, direction

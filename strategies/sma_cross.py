@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from strategies._accounting import refuse_listings
+from strategies._indicators import PanelMemo
 from strategies._panel import Panel
 from strategies._protocol import Param, StrategyOutput, group_rows
 from strategies._strategy_errors import StrategyError
@@ -108,6 +111,76 @@ def _crossover_rows(  # type: ignore[no-untyped-def]  # pragma: no cover - compi
     out_turnover,
     out_trades,
 ):
+    """For each config: the held state of :func:`held_state` and its outputs, branch free.
+
+    Same values, bit for bit, as :func:`_crossover_rows_scalar` (the bar-by-bar state
+    machine), computed without carrying a state: with ``d = fast - slow`` and ``b`` the
+    first bar where ``d < 0``, nothing is held up to ``b`` (no below bar before), and after
+    ``b`` (where both averages exist, so ``d`` is never NaN) the held state is ``d > 0`` as
+    long as no bar has ``d == 0`` (a tie carries the last state). So bars ``1 .. b`` are
+    flat, and every later bar depends only on ``d`` at that bar and the one before: one
+    element-wise loop over time, which the compiler vectorises. It also counts the ties
+    (or NaN) after ``b``; a config with one is evaluated again by the state machine. Each
+    value is the state machine's expression (``gross - 1.0``, ``gross * keep - 1.0``, the
+    entry return), and the trade count an integer sum.
+    """
+    n_bars = smas.shape[1]
+    for k in range(rows.shape[0]):
+        cfg = rows[k]
+        fast = smas[fast_slot[k]]
+        slow = smas[slow_slot[k]]
+        first_below = n_bars
+        for t in range(n_bars):
+            if fast[t] - slow[t] < 0.0:
+                first_below = t
+                break
+        out_r = out_returns[cfg]
+        out_t = out_turnover[cfg]
+        flat = min(first_below, n_bars - 1)  # periods 0 .. flat - 1 end at bars 1 .. flat
+        out_r[:flat] = 0.0
+        out_t[:flat] = 0.0
+        entry = entry_return[cfg]
+        kept = keep[cfg]
+        trades = 0
+        ties = 0
+        lo = first_below + 1  # views from bar lo (and lo - 1): indices the compiler sees >= 0
+        fast_now, slow_now = fast[lo:], slow[lo:]
+        fast_before, slow_before = fast[lo - 1 : n_bars - 1], slow[lo - 1 : n_bars - 1]
+        gross_now = gross[lo - 1 :]
+        r_now = out_r[lo - 1 :]
+        t_now = out_t[lo - 1 :]
+        for i in range(n_bars - lo):
+            d = fast_now[i] - slow_now[i]
+            held = d > 0.0
+            held_before = fast_before[i] - slow_before[i] > 0.0
+            g = gross_now[i]
+            moved = held != held_before
+            traded = entry if held else g * kept - 1.0
+            stayed = g - 1.0 if held else 0.0
+            r_now[i] = traded if moved else stayed
+            t_now[i] = 1.0 if moved else 0.0
+            trades += moved
+            ties += not (d > 0.0 or d < 0.0)  # a tie (or NaN) carries the state
+        out_trades[cfg] = trades
+        if ties:
+            _crossover_row_scalar(
+                fast, slow, cfg, gross, entry_return, keep, out_returns, out_turnover, out_trades
+            )
+
+
+@numba.njit(cache=True, nogil=True)
+def _crossover_rows_scalar(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    smas,
+    fast_slot,
+    slow_slot,
+    rows,
+    gross,
+    entry_return,
+    keep,
+    out_returns,
+    out_turnover,
+    out_trades,
+):
     """For each config: the held state of :func:`held_state`, bar by bar, and its outputs.
 
     The state after bar ``t`` is "the last bar whose difference ``fast - slow`` was
@@ -115,37 +188,52 @@ def _crossover_rows(  # type: ignore[no-untyped-def]  # pragma: no cover - compi
     ``t``: :func:`held_state`'s rule in one pass (it is the vectorised twin the tests compare
     this loop with). Returns, turnover and trades follow :class:`SmaCross`'s conventions.
     """
-    n_bars = smas.shape[1]
     for k in range(rows.shape[0]):
-        cfg = rows[k]
-        fast = smas[fast_slot[k]]
-        slow = smas[slow_slot[k]]
-        state = False
-        below_before = False
-        held_before = False
-        trades = 0
-        for t in range(n_bars):
-            d = fast[t] - slow[t]
-            if d > 0.0:
-                state = True
-            elif d < 0.0:
-                state = False
-            held = state and below_before
-            if d < 0.0:
-                below_before = True
-            if t == 0:
-                held_before = held
-                continue
-            c = t - 1
-            if held == held_before:
-                out_returns[cfg, c] = gross[c] - 1.0 if held else 0.0
-                out_turnover[cfg, c] = 0.0
-            else:
-                out_returns[cfg, c] = entry_return[cfg] if held else gross[c] * keep[cfg] - 1.0
-                out_turnover[cfg, c] = 1.0
-                trades += 1
+        _crossover_row_scalar(
+            smas[fast_slot[k]],
+            smas[slow_slot[k]],
+            rows[k],
+            gross,
+            entry_return,
+            keep,
+            out_returns,
+            out_turnover,
+            out_trades,
+        )
+
+
+@numba.njit(cache=True, nogil=True)
+def _crossover_row_scalar(  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    fast, slow, cfg, gross, entry_return, keep, out_returns, out_turnover, out_trades
+):
+    """One config of :func:`_crossover_rows_scalar`: the state machine, bar by bar."""
+    n_bars = fast.shape[0]
+    state = False
+    below_before = False
+    held_before = False
+    trades = 0
+    for t in range(n_bars):
+        d = fast[t] - slow[t]
+        if d > 0.0:
+            state = True
+        elif d < 0.0:
+            state = False
+        held = state and below_before
+        if d < 0.0:
+            below_before = True
+        if t == 0:
             held_before = held
-        out_trades[cfg] = trades
+            continue
+        c = t - 1
+        if held == held_before:
+            out_returns[cfg, c] = gross[c] - 1.0 if held else 0.0
+            out_turnover[cfg, c] = 0.0
+        else:
+            out_returns[cfg, c] = entry_return[cfg] if held else gross[c] * keep[cfg] - 1.0
+            out_turnover[cfg, c] = 1.0
+            trades += 1
+        held_before = held
+    out_trades[cfg] = trades
 
 
 class SmaCross:
@@ -155,7 +243,8 @@ class SmaCross:
     ``slow``-period SMA, exit (all out) when it crosses below; orders fill at the close of
     the signal bar and pay ``fees`` times the traded value. Equity compounds; nothing is
     held before both averages exist and a first cross (up or down) has occurred. SMAs are
-    computed once per distinct window and reused by every config that needs them.
+    computed once per distinct window and asset of a panel and reused by every config
+    that needs them, in this call and later ones on the same panel object.
 
     Notes
     -----
@@ -264,19 +353,16 @@ class SmaCross:
         entry_return = 1.0 / (1.0 + fees) - 1.0
         keep = 1.0 - fees
         for a, rows in group_rows(asset):
-            prices = panel.close[:, int(a)]
-            gross = prices[1:] / prices[:-1]
-            running = np.cumsum(prices)
-            windows, slot = np.unique(np.concatenate([fast[rows], slow[rows]]), return_inverse=True)
-            smas = np.empty((windows.shape[0], n_periods))
-            for i, w in enumerate(windows):
-                _sma_from_cumsum(running, int(w), smas[i])
+            book = _MEMO.get(
+                panel, ("smas", int(a)), functools.partial(_Averages, panel.close[:, int(a)])
+            )
+            smas, fast_slot, slow_slot = book.slots(fast[rows], slow[rows])
             _crossover_rows(
                 smas,
-                slot[: rows.shape[0]],
-                slot[rows.shape[0] :],
+                fast_slot,
+                slow_slot,
                 rows,
-                gross,
+                book.gross,
                 entry_return,
                 keep,
                 returns,
@@ -284,3 +370,77 @@ class SmaCross:
                 n_trades,
             )
         return StrategyOutput(returns, turnover, n_trades)
+
+
+#: The moving averages of the last few panels' assets (the engine calls ``evaluate`` once
+#: per sub-batch of 64 configs on one panel; every sub-batch needs about one new window).
+_MEMO = PanelMemo(panels=2, entries=4)
+
+
+class _Averages:
+    """The simple moving averages of one asset's prices, each window computed once.
+
+    Parameters
+    ----------
+    prices : ndarray of float64, shape (T,)
+        The asset's closes.
+
+    Attributes
+    ----------
+    gross : ndarray of float64, shape (T - 1,)
+        ``close[t] / close[t - 1]``, read-only.
+    """
+
+    #: At most this many bytes of averages are kept; past it the table starts afresh.
+    BUDGET = 64 << 20
+
+    def __init__(self, prices: NDArray[np.float64]) -> None:
+        self._running = np.cumsum(prices)
+        self.gross = prices[1:] / prices[:-1]
+        self.gross.flags.writeable = False
+        n_periods = prices.shape[0]
+        self._slot = np.full(n_periods + 1, -1, dtype=np.int64)  # window -> row of _table
+        self._table = np.empty((0, n_periods))
+        self._used = 0
+        self._lock = threading.Lock()
+
+    def slots(
+        self, fast: NDArray[np.int64], slow: NDArray[np.int64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+        """The table of averages and the rows of ``fast`` and ``slow`` windows in it.
+
+        Parameters
+        ----------
+        fast, slow : ndarray of int64, shape (k,)
+            Windows in ``1 .. T``.
+
+        Returns
+        -------
+        (table, fast_slot, slow_slot)
+            ``table[fast_slot[i]]`` is :func:`simple_moving_average` of the prices with
+            window ``fast[i]`` (the same bits), likewise for ``slow``.
+        """
+        with self._lock:
+            fast_slot = self._slot[fast]
+            slow_slot = self._slot[slow]
+            if (fast_slot < 0).any() or (slow_slot < 0).any():
+                self._add(np.unique(np.concatenate([fast[fast_slot < 0], slow[slow_slot < 0]])))
+                fast_slot = self._slot[fast]
+                slow_slot = self._slot[slow]
+            return self._table, fast_slot, slow_slot
+
+    def _add(self, windows: NDArray[np.int64]) -> None:
+        n_periods = self._table.shape[1]
+        if (self._used + windows.shape[0]) * n_periods * 8 > self.BUDGET:
+            self._slot[:] = -1  # start afresh (the table in use by a caller stays valid)
+            self._table = np.empty((0, n_periods))
+            self._used = 0
+        need = self._used + windows.shape[0]
+        if need > self._table.shape[0]:
+            grown = np.empty((max(need, 2 * self._table.shape[0], 16), n_periods))
+            grown[: self._used] = self._table[: self._used]
+            self._table = grown
+        for w in windows:
+            _sma_from_cumsum(self._running, int(w), self._table[self._used])
+            self._slot[w] = self._used
+            self._used += 1
