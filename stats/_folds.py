@@ -26,6 +26,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from stats._row_kernel import LANES, lane_sums, vstore
 from stats._validation import input_error
 
 FoldMetric = Literal["sharpe", "mean"]
@@ -210,36 +211,61 @@ def _runs(mask: NDArray[np.bool_]) -> tuple[Window, ...]:
 
 
 @numba.njit(cache=True, nogil=True)
-def _fold_values(x, seg_start, seg_stop, members, offsets, sharpe, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+def _fold_values(x, bench, seg_start, seg_stop, members, offsets, sharpe, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Per group of eight rows (one per SIMD lane): segment sums, then each row's folds.
+
+    The rows are ``x``, or ``x - bench`` when ``bench`` is not empty (never materialised).
+    """
+    relative = bench.shape[0] > 0
     n = x.shape[0]
     n_seg = seg_start.shape[0]
-    s = np.empty(n_seg)
-    q = np.empty(n_seg)
-    for i in range(n):
+    s = np.empty((n_seg, LANES))
+    q = np.empty((n_seg, LANES))
+    for i0 in range(0, n, LANES):
         for g in range(n_seg):
-            a = 0.0
-            b = 0.0
-            for t in range(seg_start[g], seg_stop[g]):
-                v = x[i, t]
-                a += v
-                b += v * v
-            s[g] = a
-            q[g] = b
-        for f in range(offsets.shape[0] - 1):
-            cnt = 0.0
-            tot = 0.0
-            sq = 0.0
-            for m in range(offsets[f], offsets[f + 1]):
-                g = members[m]
-                cnt += seg_stop[g] - seg_start[g]
-                tot += s[g]
-                sq += q[g]
-            mean = tot / cnt
-            if not sharpe:
-                out[i, f] = mean
-                continue
-            var = (sq - tot * mean) / (cnt - 1.0)
-            out[i, f] = mean / math.sqrt(var) if var > 0.0 else np.nan
+            if relative:
+                a, b = lane_sums(x, bench, i0, seg_start[g], seg_stop[g], True, True)
+            else:
+                a, b = lane_sums(x, bench, i0, seg_start[g], seg_stop[g], True, False)
+            vstore(s[g], a)
+            vstore(q[g], b)
+        for lane in range(min(LANES, n - i0)):
+            i = i0 + lane
+            for f in range(offsets.shape[0] - 1):
+                cnt = 0.0
+                tot = 0.0
+                sq = 0.0
+                for m in range(offsets[f], offsets[f + 1]):
+                    g = members[m]
+                    cnt += seg_stop[g] - seg_start[g]
+                    tot += s[g, lane]
+                    sq += q[g, lane]
+                mean = tot / cnt
+                if not sharpe:
+                    out[i, f] = mean
+                    continue
+                var = (sq - tot * mean) / (cnt - 1.0)
+                out[i, f] = mean / math.sqrt(var) if var > 0.0 else np.nan
+
+
+#: The last plan's flattened training segments (a plan is reused for every batch of a sweep).
+_LAST_MEMBERS: tuple[FoldPlan | None, NDArray[np.int64], NDArray[np.int64]] = (
+    None,
+    np.zeros(0, dtype=np.int64),
+    np.zeros(1, dtype=np.int64),
+)
+
+
+def _flat_members(plan: FoldPlan) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Every fold's training segments, concatenated, and where each fold's start (cached)."""
+    global _LAST_MEMBERS
+    last = _LAST_MEMBERS  # one read: another thread may replace it, never half of it
+    if last[0] is plan:
+        return last[1], last[2]
+    members = np.concatenate([*plan.train_segments, np.zeros(0, dtype=np.int64)])
+    offsets = np.cumsum([0, *(len(m) for m in plan.train_segments)]).astype(np.int64)
+    _LAST_MEMBERS = (plan, members, offsets)
+    return members, offsets
 
 
 def fold_values(
@@ -263,13 +289,45 @@ def fold_values(
     Notes
     -----
     Each row is reduced on its own, in time order (segment sums, then pooled in segment
-    order), so a row's values do not depend on the batch it is in.
+    order), so a row's values do not depend on the batch it is in. Eight rows are summed
+    side by side, one per SIMD lane (:func:`stats._row_kernel.lane_sums`), each lane doing
+    its row's scalar sums.
+    """
+    return excess_fold_values(returns, None, plan, metric)
+
+
+def excess_fold_values(
+    returns: NDArray[np.float64],
+    benchmark: NDArray[np.float64] | None,
+    plan: FoldPlan,
+    metric: FoldMetric,
+) -> NDArray[np.float64]:
+    """:func:`fold_values` of ``returns - benchmark``, without materialising the difference.
+
+    Parameters
+    ----------
+    returns : ndarray of float64, shape (n, T)
+        Per-period returns, one config per row.
+    benchmark : ndarray of float64, shape (T,), or None
+        Subtracted from every row, period by period (None: nothing subtracted).
+    plan : FoldPlan
+        The folds.
+    metric : {"sharpe", "mean"}
+        As in :func:`fold_values`.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, n_folds)
+        Bit for bit ``fold_values(returns - benchmark, plan, metric)``.
     """
     x = np.ascontiguousarray(returns, dtype=np.float64)
-    members = np.concatenate([*plan.train_segments, np.zeros(0, dtype=np.int64)])
-    offsets = np.cumsum([0, *(len(m) for m in plan.train_segments)]).astype(np.int64)
+    bench = np.zeros(0) if benchmark is None else np.ascontiguousarray(benchmark, dtype=np.float64)
+    if bench.shape not in ((0,), (x.shape[1],)):
+        raise ValueError(f"benchmark: expected shape ({x.shape[1]},), got {bench.shape}")
+    members, offsets = _flat_members(plan)
     out = np.empty((x.shape[0], len(plan.folds)))
-    _fold_values(x, plan.seg_start, plan.seg_stop, members, offsets, metric == "sharpe", out)
+    sharpe = metric == "sharpe"
+    _fold_values(x, bench, plan.seg_start, plan.seg_stop, members, offsets, sharpe, out)
     return out
 
 

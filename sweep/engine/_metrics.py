@@ -17,11 +17,11 @@ from stats import (
     bootstrap_long_run_sd,
     centred_resample_means,
     config_null_stats,
-    fold_values,
     moments_from_path,
     path_statistics,
 )
-from stats._folds import FoldMetric
+from stats._folds import FoldMetric, excess_fold_values
+from stats._row_kernel import paired_path_statistics
 from strategies import StrategyOutput
 from sweep.spec._config_identity import resample_seed
 from sweep.spec._models import MetricOptions
@@ -159,11 +159,10 @@ def config_metrics(
     n, t = r.shape
     ppy = settings.periods_per_year
     relative = bool(benchmark.any())
-    path = path_statistics(r, 0 if relative else settings.pbo_blocks)
-    excess = np.ascontiguousarray(r - benchmark[np.newaxis, :]) if relative else r
-    excess_path = (  # only its moments and block sums are used
-        path_statistics(excess, settings.pbo_blocks, equity_path=False) if relative else path
-    )
+    if relative:  # both series from one pass over the returns; the excess's moments and blocks
+        path, excess_path = paired_path_statistics(r, benchmark, settings.pbo_blocks)
+    else:
+        path = excess_path = path_statistics(r, settings.pbo_blocks)
     excess_moments = moments_from_path(excess_path, t)
     cols: dict[str, NDArray[np.generic]] = {
         "n_obs": np.full(n, t, dtype=np.int64),
@@ -175,7 +174,8 @@ def config_metrics(
         **_moment_columns("excess_", excess_moments, ppy),
     }
     centred = None
-    if draws is not None:
+    if draws is not None:  # the bootstrap reads the excess returns themselves
+        excess = np.ascontiguousarray(r - benchmark[np.newaxis, :]) if relative else r
         centred = centred_resample_means(excess, draws)
         omega = bootstrap_long_run_sd(excess, draws)
         null = config_null_stats(excess_moments.mean, omega, centred, t)
@@ -184,9 +184,13 @@ def config_metrics(
         cols.update({k: np.full(n, np.nan) for k in ("omega", "t_stat", "p_value")})
     cols["blk_n"] = np.full(n, excess_path.block_count, dtype=np.int64)
     sum_names, sq_names = block_columns(settings.pbo_blocks)
-    for j, name in enumerate(sum_names):
-        cols[name] = np.ascontiguousarray(excess_path.block_sum[:, j])
-    for j, name in enumerate(sq_names):
-        cols[name] = np.ascontiguousarray(excess_path.block_sumsq[:, j])
-    values = None if folds is None else fold_values(excess, folds, fold_metric)
+    # One transposed copy per table, each column a contiguous row of it (not 2 x 16 copies).
+    by_block = np.concatenate([excess_path.block_sum, excess_path.block_sumsq], axis=1).T.copy()
+    for name, column in zip([*sum_names, *sq_names], by_block, strict=True):
+        cols[name] = column
+    values = (
+        None
+        if folds is None
+        else excess_fold_values(r, benchmark if relative else None, folds, fold_metric)
+    )
     return ConfigMetrics(cols, centred, values)
