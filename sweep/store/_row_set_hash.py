@@ -76,7 +76,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -87,6 +86,7 @@ from numpy.typing import NDArray
 
 from sweep.common._range_set import RangeSet
 from sweep.common._serial import JSONRecord, RecordFormatError
+from sweep.common._sha256_rows import sha256_rows
 from sweep.errors import RunFolderError
 from sweep.store._footer_json import brief, footer_json, is_int
 
@@ -225,13 +225,7 @@ def row_digests(batch: pa.RecordBatch | pa.Table) -> NDArray[np.uint8]:
     out = np.empty((n, 32), dtype=np.uint8)
     for lo in range(0, n, ROWS_AT_ONCE):
         chunk = batch.slice(lo, ROWS_AT_ONCE)
-        buffer, offsets = row_bytes(chunk)
-        view = memoryview(buffer.data)
-        bounds = offsets.tolist()
-        digests = b"".join(
-            hashlib.sha256(view[a:b]).digest() for a, b in itertools.pairwise(bounds)
-        )
-        out[lo : lo + chunk.num_rows] = np.frombuffer(digests, dtype=np.uint8).reshape(-1, 32)
+        out[lo : lo + chunk.num_rows] = sha256_rows(*row_bytes(chunk))
     return out
 
 
