@@ -50,7 +50,18 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from stats._data_snooping import ResampleDraws
+from stats._data_snooping import (
+    LANES,
+    ZERO8,
+    ResampleDraws,
+    add8,
+    gather8,
+    lane_rows,
+    load8,
+    mul8,
+    store8,
+    sub8,
+)
 from stats._fixed_math import log_scalar
 
 FloatArray = NDArray[np.float64]
@@ -71,27 +82,70 @@ def _demeaned(row, d):  # type: ignore[no-untyped-def]  # pragma: no cover - com
         d[t] = row[t] - mu
 
 
+@numba.njit(inline="always")
+def _circular_step(xt, t, mu, prefix, j, law, state):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Prefix ``j`` (from period ``t``) and the start ``s = j - length``'s two squared sums.
+
+    ``law`` is ``(mask, length, last)``, ``state`` the lane tuples ``(P[j - 1], full, tail)``.
+    """
+    mask, length, last = law
+    p, full, tail = state
+    p = add8(p, sub8(load8(xt, t), mu))
+    store8(prefix, j & mask, p)
+    s = j - length
+    before = load8(prefix, s & mask)
+    a = sub8(p, before)
+    b = sub8(load8(prefix, (s + last) & mask), before)
+    return p, add8(full, mul8(a, a)), add8(tail, mul8(b, b))
+
+
 @numba.njit(cache=True, nogil=True)
 def _circular_variance(x, length, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """``out[i]``: ``[(k - 1) V_l + V_r] / n`` of row ``i`` (module docstring)."""
+    """``out[i]``: ``[(k - 1) V_l + V_r] / n`` of row ``i`` (module docstring).
+
+    Per row: its sequential sum and mean ``mu``; the prefix sums ``P[j + 1] = P[j] + (x[j mod
+    n] - mu)`` over ``j < n + length - 1`` (one chain, past ``n`` wrapping to the start);
+    then ``Σ_s (P[s + length] - P[s])²`` and the same with ``last``, in order of ``s``. Eight
+    rows run side by side as lane tuples (independent chains, each the scalar sequence of
+    its row, so a row's bits do not depend on its neighbours); each start's squares are
+    added as soon as its prefix ``P[s + length]`` exists, so the prefix lives in a ring of
+    ``size > length`` rows.
+    """
     m, n = x.shape
     k = (n + length - 1) // length
     last = n - (k - 1) * length
-    d = np.empty(n)
-    prefix = np.empty(2 * n + 1)
-    for i in range(m):
-        _demeaned(x[i], d)
-        prefix[0] = 0.0
-        for t in range(2 * n):
-            prefix[t + 1] = prefix[t] + d[t % n]
-        full = 0.0
-        tail = 0.0
-        for s in range(n):
-            a = prefix[s + length] - prefix[s]
-            b = prefix[s + last] - prefix[s]
-            full += a * a
-            tail += b * b
-        out[i] = ((k - 1) * full + tail) / n / n
+    size = 1
+    while size <= length:
+        size *= 2
+    law = (size - 1, length, last)
+    prefix = np.empty((size, LANES))
+    xt = np.empty((n, LANES))
+    mu_row = np.empty((1, LANES))
+    sums = np.empty((2, LANES))
+    for lo in range(0, m, LANES):
+        rows = lane_rows(lo, m)
+        total = ZERO8
+        for t in range(n):
+            v = gather8(x, rows, t)
+            store8(xt, t, v)
+            total = add8(total, v)
+        for c in range(LANES):
+            mu_row[0, c] = total[c] / n
+        mu = load8(mu_row, 0)
+        p = ZERO8
+        store8(prefix, 0, p)
+        for j in range(1, length):
+            p = add8(p, sub8(load8(xt, j - 1), mu))
+            store8(prefix, j, p)
+        state = (p, ZERO8, ZERO8)
+        for j in range(length, n + 1):
+            state = _circular_step(xt, j - 1, mu, prefix, j, law, state)
+        for j in range(n + 1, n + length):
+            state = _circular_step(xt, j - 1 - n, mu, prefix, j, law, state)
+        store8(sums, 0, state[1])
+        store8(sums, 1, state[2])
+        for c in range(min(LANES, m - lo)):
+            out[lo + c] = ((k - 1) * sums[0, c] + sums[1, c]) / n / n
 
 
 @numba.njit(cache=True, nogil=True)

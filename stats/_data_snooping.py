@@ -103,94 +103,179 @@ class ResampleDraws:
         return cls(n_obs, s, e, 0 if mean_length > 0 else fixed, float(mean_length))
 
 
-@numba.njit(cache=True, nogil=True)
-def _load_group(x, lo, mu, prefix):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Means and prefix sums (raw, length n + 1) of rows ``lo..lo+7``; zeros past the end."""
-    m, n = x.shape
-    g = prefix.shape[1]
-    for c in range(g):
-        i = lo + c
-        prefix[0, c] = 0.0
-        if i >= m:
-            for k in range(n):
-                prefix[k + 1, c] = 0.0
-            mu[c] = 0.0
-            continue
-        for k in range(n):
-            prefix[k + 1, c] = prefix[k, c] + x[i, k]
-        mu[c] = prefix[n, c] / n
+#: Rows side by side in the compiled kernels' lanes: a tuple of 8 float64 is an SSA value, so
+#: 8 configs' sums run as independent chains in registers, each the same scalar sequence as
+#: one row alone (numba compiles without SLP vectorisation, so they stay scalar but overlap).
+LANES = 8
+#: The zero value of a lane tuple.
+ZERO8 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
-@numba.njit(cache=True, nogil=True)
-def _block_sum(prefix, mu, s, length, c):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Sum of the demeaned row ``c`` over ``length`` periods from ``s``, wrapping once."""
+@numba.njit(inline="always")
+def load8(a, t):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Row ``t`` of an ``(N, 8)`` array as a lane tuple."""
+    return (a[t, 0], a[t, 1], a[t, 2], a[t, 3], a[t, 4], a[t, 5], a[t, 6], a[t, 7])
+
+
+@numba.njit(inline="always")
+def gather8(x, rows, t):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Column ``t`` of rows ``rows[0..7]`` of ``x`` as a lane tuple."""
+    return (
+        x[rows[0], t],
+        x[rows[1], t],
+        x[rows[2], t],
+        x[rows[3], t],
+        x[rows[4], t],
+        x[rows[5], t],
+        x[rows[6], t],
+        x[rows[7], t],
+    )
+
+
+@numba.njit(inline="always")
+def store8(a, t, v):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Write the lane tuple ``v`` into row ``t`` of an ``(N, 8)`` array."""
+    a[t, 0] = v[0]
+    a[t, 1] = v[1]
+    a[t, 2] = v[2]
+    a[t, 3] = v[3]
+    a[t, 4] = v[4]
+    a[t, 5] = v[5]
+    a[t, 6] = v[6]
+    a[t, 7] = v[7]
+
+
+@numba.njit(inline="always")
+def add8(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Lane-wise ``a + b``."""
+    return (
+        a[0] + b[0],
+        a[1] + b[1],
+        a[2] + b[2],
+        a[3] + b[3],
+        a[4] + b[4],
+        a[5] + b[5],
+        a[6] + b[6],
+        a[7] + b[7],
+    )
+
+
+@numba.njit(inline="always")
+def sub8(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Lane-wise ``a - b``."""
+    return (
+        a[0] - b[0],
+        a[1] - b[1],
+        a[2] - b[2],
+        a[3] - b[3],
+        a[4] - b[4],
+        a[5] - b[5],
+        a[6] - b[6],
+        a[7] - b[7],
+    )
+
+
+@numba.njit(inline="always")
+def mul8(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Lane-wise ``a * b``."""
+    return (
+        a[0] * b[0],
+        a[1] * b[1],
+        a[2] * b[2],
+        a[3] * b[3],
+        a[4] * b[4],
+        a[5] * b[5],
+        a[6] * b[6],
+        a[7] * b[7],
+    )
+
+
+@numba.njit(inline="always")
+def lane_rows(lo, m):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Rows ``lo .. lo + 7`` as a tuple, the last row repeated past ``m`` (lanes ignored)."""
+    top = m - 1
+    return (
+        min(lo, top),
+        min(lo + 1, top),
+        min(lo + 2, top),
+        min(lo + 3, top),
+        min(lo + 4, top),
+        min(lo + 5, top),
+        min(lo + 6, top),
+        min(lo + 7, top),
+    )
+
+
+@numba.njit(inline="always")
+def _scaled8(length, mu):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Lane-wise ``length * mu``."""
+    return (
+        length * mu[0],
+        length * mu[1],
+        length * mu[2],
+        length * mu[3],
+        length * mu[4],
+        length * mu[5],
+        length * mu[6],
+        length * mu[7],
+    )
+
+
+@numba.njit(inline="always")
+def _block_sum8(prefix, mu, s, length):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Sums of the demeaned lanes over ``length`` periods from ``s``, wrapping once."""
     n = prefix.shape[0] - 1
     e = s + length
     wrapped = e > n
     end = e - n if wrapped else e
-    raw = prefix[end, c] - prefix[s, c] + (prefix[n, c] if wrapped else 0.0)
-    return raw - length * mu[c]
-
-
-@numba.njit(cache=True, nogil=True)
-def _fill_table(prefix, mu, fixed_length, table):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """``table[k, c]``: the demeaned sum of row ``c`` over the fixed-length block from ``k``."""
-    n, g = table.shape
-    for k in range(n):
-        for c in range(g):
-            table[k, c] = _block_sum(prefix, mu, k, fixed_length, c)
-
-
-@numba.njit(cache=True, nogil=True)
-def _add_table_blocks(table, starts, n_fixed, acc):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Add blocks ``0 .. n_fixed - 1`` of every replication, read from ``table``."""
-    reps, g = acc.shape
-    for j in range(n_fixed):
-        for b in range(reps):
-            s = starts[j, b]
-            for c in range(g):
-                acc[b, c] += table[s, c]
-
-
-@numba.njit(cache=True, nogil=True)
-def _add_summed_blocks(prefix, mu, starts, ends, first, acc):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Add blocks ``first ..`` of every replication, each summed from the prefix sums."""
-    reps, g = acc.shape
-    for j in range(first, starts.shape[0]):
-        for b in range(reps):
-            s = starts[j, b]
-            length = ends[j, b] - s
-            for c in range(g):
-                acc[b, c] += _block_sum(prefix, mu, s, length, c)
+    raw = add8(sub8(load8(prefix, end), load8(prefix, s)), load8(prefix, n) if wrapped else ZERO8)
+    return sub8(raw, _scaled8(length, mu))
 
 
 @numba.njit(cache=True, nogil=True)
 def _centred_means(x, starts, ends, fixed_length, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """``out[i, b]``: mean of replication ``b`` of row ``i`` minus the row's mean.
 
-    Rows go in groups of 8 (zero-padded; a row of the block-sum table fills one cache line),
-    so one read of a block's start serves the group; each row's sums run in the same order
-    whatever its group, so a row's output does not depend on the other rows.
+    Rows go in groups of 8, side by side as lane tuples (the last row repeated past the end,
+    its lanes ignored): the raw prefix sums ``P`` of the group (one chain per row) and its
+    mean ``P[n] / n``; a block's demeaned sum is ``P[end] - P[s] + (P[n] if it wraps else
+    0) - length * mean``; fixed-length blocks are read from a table of those sums (one row
+    of 8 per start). Each replication's 8 accumulators stay in registers over its blocks,
+    added in block order from 0, so a row's output is the scalar sequence of that row alone
+    and does not depend on the other rows of its group.
     """
     m, n = x.shape
     n_blocks, reps = starts.shape
-    g = 8
-    prefix = np.empty((n + 1, g))
-    mu = np.empty(g)
-    table = np.empty((n, g))
-    acc = np.empty((reps, g))
+    prefix = np.empty((n + 1, LANES))
+    table = np.empty((n, LANES))
+    mu_row = np.empty((1, LANES))
+    sums = np.empty((1, LANES))
     # Blocks summed from ``table`` (every block of fixed length but the last).
     n_fixed = n_blocks - 1 if fixed_length > 0 else 0
-    for lo in range(0, m, g):
-        _load_group(x, lo, mu, prefix)
+    order = np.ascontiguousarray(starts[:n_fixed].T)
+    for lo in range(0, m, LANES):
+        rows = lane_rows(lo, m)
+        p = ZERO8
+        store8(prefix, 0, p)
+        for t in range(n):
+            p = add8(p, gather8(x, rows, t))
+            store8(prefix, t + 1, p)
+        for c in range(LANES):
+            mu_row[0, c] = p[c] / n
+        mu = load8(mu_row, 0)
         if n_fixed > 0:
-            _fill_table(prefix, mu, fixed_length, table)
-        acc[:, :] = 0.0
-        _add_table_blocks(table, starts, n_fixed, acc)
-        _add_summed_blocks(prefix, mu, starts, ends, n_fixed, acc)
-        for c in range(min(g, m - lo)):
-            for b in range(reps):
-                out[lo + c, b] = acc[b, c] / n
+            for k in range(n):
+                store8(table, k, _block_sum8(prefix, mu, k, fixed_length))
+        for b in range(reps):
+            acc = ZERO8
+            for j in range(n_fixed):
+                acc = add8(acc, load8(table, order[b, j]))
+            for j in range(n_fixed, n_blocks):
+                s = starts[j, b]
+                acc = add8(acc, _block_sum8(prefix, mu, s, ends[j, b] - s))
+            store8(sums, 0, acc)
+            for c in range(min(LANES, m - lo)):
+                out[lo + c, b] = sums[0, c] / n
 
 
 def centred_resample_means(excess: FloatArray, draws: ResampleDraws) -> FloatArray:
@@ -214,7 +299,7 @@ def centred_resample_means(excess: FloatArray, draws: ResampleDraws) -> FloatArr
     Each block's sum comes from prefix sums of the row (wrapping once around its end),
     minus its length times the row's mean; fixed-length (circular) blocks are read from a
     table of the row's block sums, one gather per block. Eight rows share each pass over the
-    draws.
+    draws, side by side.
     """
     x = draws.config_rows(excess)
     out = np.empty((x.shape[0], draws.reps))
@@ -244,6 +329,15 @@ class ConfigNullStats:
 def consistent_threshold(n_obs: int) -> float:
     """Hansen's (2005) recentring threshold ``-sqrt(2 log log n)`` on the studentised scale."""
     return -math.sqrt(2.0 * log_scalar(log_scalar(n_obs))) if n_obs > 2 else -math.inf
+
+
+def _studentised(
+    mean: FloatArray, omega: FloatArray, n_obs: int
+) -> tuple[NDArray[np.bool_], FloatArray]:
+    """Which configs have a usable ``ω̂``, and ``t = sqrt(n) ē / ω̂`` (NaN where not)."""
+    valid = (omega > 0) & np.isfinite(mean) & np.isfinite(omega)
+    safe = np.where(valid, omega, 1.0)
+    return valid, np.where(valid, math.sqrt(n_obs) * mean / safe, np.nan)
 
 
 def config_null_stats(
@@ -288,12 +382,11 @@ def config_null_stats(
        Cambridge University Press.
     """
     n_reps = centred.shape[1]
-    valid = (omega > 0) & np.isfinite(mean) & np.isfinite(omega)
-    safe = np.where(valid, omega, 1.0)
+    valid, t_stat = _studentised(mean, omega, n_obs)
     exceed = (centred >= mean[:, None]).sum(axis=1)
     return ConfigNullStats(
         omega=np.asarray(omega, dtype=np.float64),
-        t_stat=np.where(valid, math.sqrt(n_obs) * mean / safe, np.nan),
+        t_stat=t_stat,
         p_value=np.where(valid, (1.0 + exceed) / (1.0 + n_reps), np.nan),
     )
 
@@ -360,6 +453,88 @@ def _top_k(values: FloatArray, index: IntArray, k: int) -> tuple[FloatArray, Int
     return values[:, :k], index[:, :k]
 
 
+@numba.njit(cache=True, nogil=True)
+def _order_pair(value_hi, value_lo, index_hi, index_lo):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Compare-exchange two rows lane by lane, so that ``hi`` comes first in each lane.
+
+    The order is :func:`_top_k`'s: descending value, then ascending index (float64 here: the
+    loop vectorises with both keys of one type).
+    """
+    for b in range(value_hi.shape[0]):
+        v_hi = value_hi[b]
+        v_lo = value_lo[b]
+        g_hi = index_hi[b]
+        g_lo = index_lo[b]
+        swap = (v_lo > v_hi) | ((v_lo == v_hi) & (g_lo < g_hi))
+        value_hi[b] = v_lo if swap else v_hi
+        value_lo[b] = v_hi if swap else v_lo
+        index_hi[b] = g_lo if swap else g_hi
+        index_lo[b] = g_hi if swap else g_lo
+
+
+@numba.njit(cache=True, nogil=True)
+def _bitonic_sort(value, index):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Sort the rows of every column (power-of-2 rows), first in :func:`_order_pair`'s order."""
+    size = value.shape[0]
+    run = 2
+    while run <= size:
+        stride = run // 2
+        while stride > 0:
+            for i in range(size):
+                partner = i ^ stride
+                if partner > i:
+                    if i & run == 0:
+                        _order_pair(value[i], value[partner], index[i], index[partner])
+                    else:
+                        _order_pair(value[partner], value[i], index[partner], index[i])
+            stride //= 2
+        run *= 2
+
+
+#: Indices below this are exact in float64 (the sort network's index key).
+_EXACT_INDEX = 2**53
+
+
+@numba.njit(cache=True, nogil=True)
+def _sorted_top_k(values, index, top_value, top_index):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Per column ``b`` of ``values`` (configs x reps), its ``k`` first entries, sorted.
+
+    :func:`_top_k`'s order is ``np.lexsort((index, -value))``: descending value (``0.0`` and
+    ``-0.0`` equal), then ascending index. With unique indices and no NaN it is a strict
+    total order, so any correct sort gives :func:`_top_k`'s lists bit for bit; this one is
+    a bitonic network over the configs (padded to a power of 2 with ``-inf`` of an index
+    above every config's, which sort after every config) with the replications in the SIMD
+    lanes: the same compare-exchanges for every column, no branches. Returns False, leaving
+    the outputs unfinished, where that does not hold (a repeated index, a NaN, an index not
+    exact in float64, or fewer configs than ``k``, where :func:`_top_k` pads): the caller
+    then uses :func:`_top_k`.
+    """
+    m, reps = values.shape
+    k = top_value.shape[1]
+    if m < k or np.isnan(values).any():
+        return False
+    ordered = np.sort(index)
+    if (ordered[1:] == ordered[:-1]).any() or ordered[0] <= -_EXACT_INDEX:
+        return False
+    if ordered[m - 1] >= _EXACT_INDEX:
+        return False
+    size = 1
+    while size < m:
+        size *= 2
+    value = np.full((size, reps), -np.inf)
+    key = np.full((size, reps), float(_EXACT_INDEX))
+    for i in range(m):
+        for b in range(reps):
+            value[i, b] = values[i, b]
+            key[i, b] = index[i]
+    _bitonic_sort(value, key)
+    for b in range(reps):
+        for r in range(k):
+            top_value[b, r] = value[r, b]
+            top_index[b, r] = np.int64(key[r, b])
+    return True
+
+
 def summarize_null(
     grid_index: IntArray,
     mean: FloatArray,
@@ -391,8 +566,8 @@ def summarize_null(
     NullSummary
         Configs whose excess series is constant or non-finite are left out.
     """
-    stats = config_null_stats(mean, omega, centred, n_obs)
-    keep = np.isfinite(stats.t_stat) & np.isfinite(centred).all(axis=1) & (std > 0)
+    _, t_stat = _studentised(mean, omega, n_obs)
+    keep = np.isfinite(t_stat) & np.isfinite(centred).all(axis=1) & (std > 0)
     c = centred[keep]
     reps = centred.shape[1]
     if not keep.any():
@@ -406,11 +581,15 @@ def summarize_null(
             np.full((reps, top_k), NO_CONFIG, dtype=np.int64),
         )
     root_n = math.sqrt(n_obs)
-    t = stats.t_stat[keep]
+    t = t_stat[keep]
     shift = np.where(t < consistent_threshold(n_obs), mean[keep], 0.0)
-    sim = root_n * (c + shift[:, None]) / stats.omega[keep][:, None]
-    idx = np.broadcast_to(grid_index[keep].astype(np.int64), (reps, int(keep.sum())))
-    top_value, top_index = _top_k(np.ascontiguousarray(sim.T), np.ascontiguousarray(idx), top_k)
+    sim = root_n * (c + shift[:, None]) / np.asarray(omega, dtype=np.float64)[keep][:, None]
+    kept = np.ascontiguousarray(grid_index[keep], dtype=np.int64)
+    top_value = np.empty((reps, top_k))
+    top_index = np.empty((reps, top_k), dtype=np.int64)
+    if not _sorted_top_k(sim, kept, top_value, top_index):
+        idx = np.broadcast_to(kept, (reps, kept.shape[0]))
+        top_value, top_index = _top_k(np.ascontiguousarray(sim.T), np.ascontiguousarray(idx), top_k)
     return NullSummary(
         n_configs=int(keep.sum()),
         reality_check=root_n * c.max(axis=0),
