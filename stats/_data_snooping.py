@@ -28,9 +28,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 from numpy.typing import NDArray
 from scipy import optimize
 
@@ -103,9 +108,11 @@ class ResampleDraws:
         return cls(n_obs, s, e, 0 if mean_length > 0 else fixed, float(mean_length))
 
 
-#: Rows side by side in the compiled kernels' lanes: a tuple of 8 float64 is an SSA value, so
-#: 8 configs' sums run as independent chains in registers, each the same scalar sequence as
-#: one row alone (numba compiles without SLP vectorisation, so they stay scalar but overlap).
+#: Configs side by side in the compiled kernels: the lanes of one ``<8 x double>`` register
+#: (written as LLVM IR in the intrinsics below: numba compiles without SLP vectorisation, so
+#: it would not pack them itself), or a tuple of 8 float64 in the short numba loops. Every
+#: lane runs the scalar sequence of its own row, so a row's bits do not depend on its
+#: neighbours or on the vector width.
 LANES = 8
 #: The zero value of a lane tuple.
 ZERO8 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -115,21 +122,6 @@ ZERO8 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 def load8(a, t):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """Row ``t`` of an ``(N, 8)`` array as a lane tuple."""
     return (a[t, 0], a[t, 1], a[t, 2], a[t, 3], a[t, 4], a[t, 5], a[t, 6], a[t, 7])
-
-
-@numba.njit(inline="always")
-def gather8(x, rows, t):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Column ``t`` of rows ``rows[0..7]`` of ``x`` as a lane tuple."""
-    return (
-        x[rows[0], t],
-        x[rows[1], t],
-        x[rows[2], t],
-        x[rows[3], t],
-        x[rows[4], t],
-        x[rows[5], t],
-        x[rows[6], t],
-        x[rows[7], t],
-    )
 
 
 @numba.njit(inline="always")
@@ -175,35 +167,202 @@ def sub8(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     )
 
 
-@numba.njit(inline="always")
-def mul8(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Lane-wise ``a * b``."""
+def _is_lane_array(a: types.Type, ndim: int = 2) -> bool:
+    """A C-contiguous float64 array of ``ndim`` dimensions (typing check of the intrinsics)."""
     return (
-        a[0] * b[0],
-        a[1] * b[1],
-        a[2] * b[2],
-        a[3] * b[3],
-        a[4] * b[4],
-        a[5] * b[5],
-        a[6] * b[6],
-        a[7] * b[7],
+        isinstance(a, types.Array)
+        and a.dtype == types.float64
+        and a.layout == "C"
+        and a.ndim == ndim
     )
 
 
-@numba.njit(inline="always")
-def lane_rows(lo, m):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Rows ``lo .. lo + 7`` as a tuple, the last row repeated past ``m`` (lanes ignored)."""
-    top = m - 1
-    return (
-        min(lo, top),
-        min(lo + 1, top),
-        min(lo + 2, top),
-        min(lo + 3, top),
-        min(lo + 4, top),
-        min(lo + 5, top),
-        min(lo + 6, top),
-        min(lo + 7, top),
-    )
+def _lane_row(builder: ir.IRBuilder, array: ir.Value, row: ir.Value) -> ir.Value:
+    """Pointer to row ``row`` of a C-contiguous ``(N, 8)`` float64 array, as ``<8 x double>*``."""
+    lanes = ir.VectorType(ir.DoubleType(), LANES)
+    start = builder.gep(array, [builder.mul(row, ir.Constant(row.type, LANES))])
+    return builder.bitcast(start, lanes.as_pointer())
+
+
+def _pair(builder: ir.IRBuilder, shape: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """The two items of a 2-d array's shape."""
+    return builder.extract_value(shape, 0), builder.extract_value(shape, 1)
+
+
+def _entry_alloca(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """A stack slot in the function's entry block (so it becomes a register), set to ``value``."""
+    with builder.goto_entry_block():
+        slot = builder.alloca(value.type)
+    builder.store(value, slot)
+    return slot
+
+
+def _lane_zero() -> ir.Constant:
+    """``<8 x double>`` of ``+0.0``."""
+    lanes = ir.VectorType(ir.DoubleType(), LANES)
+    return ir.Constant(lanes, [ir.Constant(ir.DoubleType(), 0.0)] * LANES)
+
+
+def _lane_prefix_typer(typingctx, x, lo, prefix, values):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Rows ``lo .. lo + 7`` of ``x`` (the last row repeated past the end) side by side.
+
+    Writes ``values[t] = x[rows, t]`` and the raw prefix sums ``prefix[0] = 0``,
+    ``prefix[t + 1] = prefix[t] + values[t]``: one ``<8 x double>`` chain whose lane ``c`` is
+    the scalar sequence ``((0 + x_0) + x_1) + ...`` of its row (8 IEEE adds per vector add,
+    nothing fused or reordered). ``x`` is C-contiguous float64 (m, n), ``prefix`` (n + 1, 8)
+    and ``values`` (n, 8) C-contiguous float64; ``values`` None: not written.
+    """
+    keep = values != types.none
+    if not (_is_lane_array(x) and _is_lane_array(prefix) and (_is_lane_array(values) or not keep)):
+        return None
+    signature = types.void(x, lo, prefix, values)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        rows = context.make_array(sig.args[0])(context, builder, args[0])
+        sums = context.make_array(sig.args[2])(context, builder, args[2]).data
+        lanes_out = (
+            context.make_array(sig.args[3])(context, builder, args[3]).data if keep else None
+        )
+        m, n = _pair(builder, rows.shape)
+        first = context.cast(builder, args[1], sig.args[1], types.intp)
+        top = builder.sub(m, ir.Constant(m.type, 1))
+        heads = []
+        for c in range(LANES):
+            r = builder.add(first, ir.Constant(first.type, c))
+            r = builder.select(builder.icmp_signed("<", r, top), r, top)
+            heads.append(builder.gep(rows.data, [builder.mul(r, n)]))
+        acc = _entry_alloca(builder, _lane_zero())
+        builder.store(_lane_zero(), _lane_row(builder, sums, ir.Constant(n.type, 0)), align=8)
+        with cgutils.for_range(builder, n) as loop:
+            t = loop.index
+            v = ir.Constant(ir.VectorType(ir.DoubleType(), LANES), ir.Undefined)
+            for c in range(LANES):
+                x_ct = builder.load(builder.gep(heads[c], [t]))
+                v = builder.insert_element(v, x_ct, ir.Constant(ir.IntType(32), c))
+            if keep:
+                builder.store(v, _lane_row(builder, lanes_out, t), align=8)
+            total = builder.fadd(builder.load(acc), v)
+            builder.store(total, acc)
+            after = builder.add(t, ir.Constant(t.type, 1))
+            builder.store(total, _lane_row(builder, sums, after), align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_lane_prefix: Any = intrinsic(_lane_prefix_typer)
+
+
+def _block_table_typer(typingctx, prefix, mu, length, table):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """``table[k]``: the demeaned sums of the 8 lanes over the ``length`` periods from ``k``.
+
+    ``P[end] - P[k] + (P[n] if the block wraps else 0) - length * mu``, the operations of
+    :func:`_block_sum8` in its order, one ``<8 x double>`` per start (IEEE, none fused).
+    ``prefix`` (n + 1, 8) holds the raw prefix sums, ``mu`` (1, 8) the means.
+    """
+    if not (
+        _is_lane_array(prefix)
+        and _is_lane_array(mu)
+        and _is_lane_array(table)
+        and isinstance(length, types.Integer)
+    ):
+        return None
+    signature = types.void(prefix, mu, length, table)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        sums = context.make_array(sig.args[0])(context, builder, args[0])
+        mean = context.make_array(sig.args[1])(context, builder, args[1]).data
+        out = context.make_array(sig.args[3])(context, builder, args[3])
+        n = _pair(builder, out.shape)[0]
+        span = context.cast(builder, args[2], sig.args[2], types.intp)
+        lanes = ir.VectorType(ir.DoubleType(), LANES)
+        scale = context.cast(builder, args[2], sig.args[2], types.float64)
+        wide = ir.Constant(lanes, ir.Undefined)
+        for c in range(LANES):
+            wide = builder.insert_element(wide, scale, ir.Constant(ir.IntType(32), c))
+        mu_v = builder.load(_lane_row(builder, mean, ir.Constant(n.type, 0)), align=8)
+        shift = builder.fmul(wide, mu_v)
+        whole = builder.load(_lane_row(builder, sums.data, n), align=8)
+        with cgutils.for_range(builder, n) as loop:
+            k = loop.index
+            e = builder.add(k, span)
+            wrapped = builder.icmp_signed(">", e, n)
+            end = builder.select(wrapped, builder.sub(e, n), e)
+            at_end = builder.load(_lane_row(builder, sums.data, end), align=8)
+            at_start = builder.load(_lane_row(builder, sums.data, k), align=8)
+            extra = builder.select(wrapped, whole, _lane_zero())
+            raw = builder.fadd(builder.fsub(at_end, at_start), extra)
+            builder.store(builder.fsub(raw, shift), _lane_row(builder, out.data, k), align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_block_table: Any = intrinsic(_block_table_typer)
+
+
+#: Replications whose table blocks one :func:`_table_sums` call adds (independent chains).
+_TABLE_REPS = 4
+
+
+def _table_sums_typer(typingctx, table, order, first, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """``out[r] = Σ_j table[order[first + r, j]]`` for ``r < 4``, each a row of 8 lanes.
+
+    Each replication's 8 lanes are one ``<8 x double>`` register, zero to start, then one
+    vector add per block in block order: lane ``c`` is the scalar sequence ``((0 + t_0) +
+    t_1) + ...`` of config ``c``, so its bits are those of one row at a time (a vector add
+    is 8 IEEE adds; nothing is fused or reordered; without AVX-512 it is split into narrower
+    adds of the same lanes). Four replications run together as independent chains (past the
+    last replication the last is repeated; the caller ignores those rows). ``table`` and
+    ``out`` are C-contiguous float64 with 8 columns, ``order`` C-contiguous integers of
+    shape (reps, blocks) within ``table``'s rows.
+    """
+    if not (
+        isinstance(table, types.Array)
+        and isinstance(order, types.Array)
+        and isinstance(out, types.Array)
+        and table.dtype == types.float64
+        and out.dtype == types.float64
+        and isinstance(order.dtype, types.Integer)
+        and table.layout == order.layout == out.layout == "C"
+        and table.ndim == order.ndim == out.ndim == 2
+    ):
+        return None
+    signature = types.void(table, order, first, out)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        table_type, order_type, _, out_type = sig.args
+        rows = context.make_array(table_type)(context, builder, args[0])
+        starts = context.make_array(order_type)(context, builder, args[1])
+        sums = context.make_array(out_type)(context, builder, args[3])
+        reps, blocks = _pair(builder, starts.shape)
+        i64 = ir.IntType(64)
+        lanes = ir.VectorType(ir.DoubleType(), LANES)
+        zero = ir.Constant(lanes, [ir.Constant(ir.DoubleType(), 0.0)] * LANES)
+        top = builder.sub(reps, ir.Constant(reps.type, 1))
+        heads, accs = [], []
+        for r in range(_TABLE_REPS):
+            b = builder.add(args[2], ir.Constant(args[2].type, r))
+            b = builder.select(builder.icmp_signed("<", b, reps), b, top)
+            heads.append(builder.gep(starts.data, [builder.mul(b, blocks)]))
+            accs.append(_entry_alloca(builder, zero))
+        with cgutils.for_range(builder, blocks) as loop:
+            for r in range(_TABLE_REPS):
+                s = builder.load(builder.gep(heads[r], [loop.index]))
+                if s.type.width < 64:
+                    s = builder.sext(s, i64) if order_type.dtype.signed else builder.zext(s, i64)
+                row = builder.gep(rows.data, [builder.mul(s, ir.Constant(i64, LANES))])
+                v = builder.load(builder.bitcast(row, lanes.as_pointer()), align=8)
+                builder.store(builder.fadd(builder.load(accs[r]), v), accs[r])
+        for r in range(_TABLE_REPS):
+            dest = builder.gep(sums.data, [ir.Constant(i64, LANES * r)])
+            builder.store(builder.load(accs[r]), builder.bitcast(dest, lanes.as_pointer()), align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_table_sums: Any = intrinsic(_table_sums_typer)
 
 
 @numba.njit(inline="always")
@@ -236,46 +395,42 @@ def _block_sum8(prefix, mu, s, length):  # type: ignore[no-untyped-def]  # pragm
 def _centred_means(x, starts, ends, fixed_length, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """``out[i, b]``: mean of replication ``b`` of row ``i`` minus the row's mean.
 
-    Rows go in groups of 8, side by side as lane tuples (the last row repeated past the end,
-    its lanes ignored): the raw prefix sums ``P`` of the group (one chain per row) and its
-    mean ``P[n] / n``; a block's demeaned sum is ``P[end] - P[s] + (P[n] if it wraps else
-    0) - length * mean``; fixed-length blocks are read from a table of those sums (one row
-    of 8 per start). Each replication's 8 accumulators stay in registers over its blocks,
-    added in block order from 0, so a row's output is the scalar sequence of that row alone
-    and does not depend on the other rows of its group.
+    Rows go in groups of 8 side by side, in the lanes of vector registers (the last row
+    repeated past the end, its lanes ignored): the raw prefix sums ``P`` of the group
+    (:func:`_lane_prefix`, one chain per row) and its mean ``P[n] / n``; a block's demeaned
+    sum is ``P[end] - P[s] + (P[n] if it wraps else 0) - length * mean``. Fixed-length
+    blocks are read from a table of those sums (:func:`_block_table`, one row of 8 per
+    start), replication-major: :func:`_table_sums` keeps each replication's 8 accumulators
+    in one register over its blocks, in block order from 0; the last block is added as a
+    lane tuple. A row's output is the scalar sequence of that row alone and does not
+    depend on the other rows of its group.
     """
     m, n = x.shape
     n_blocks, reps = starts.shape
     prefix = np.empty((n + 1, LANES))
     table = np.empty((n, LANES))
     mu_row = np.empty((1, LANES))
-    sums = np.empty((1, LANES))
+    sums = np.empty((_TABLE_REPS, LANES))
     # Blocks summed from ``table`` (every block of fixed length but the last).
     n_fixed = n_blocks - 1 if fixed_length > 0 else 0
     order = np.ascontiguousarray(starts[:n_fixed].T)
     for lo in range(0, m, LANES):
-        rows = lane_rows(lo, m)
-        p = ZERO8
-        store8(prefix, 0, p)
-        for t in range(n):
-            p = add8(p, gather8(x, rows, t))
-            store8(prefix, t + 1, p)
+        _lane_prefix(x, lo, prefix, None)
         for c in range(LANES):
-            mu_row[0, c] = p[c] / n
+            mu_row[0, c] = prefix[n, c] / n
         mu = load8(mu_row, 0)
         if n_fixed > 0:
-            for k in range(n):
-                store8(table, k, _block_sum8(prefix, mu, k, fixed_length))
-        for b in range(reps):
-            acc = ZERO8
-            for j in range(n_fixed):
-                acc = add8(acc, load8(table, order[b, j]))
-            for j in range(n_fixed, n_blocks):
-                s = starts[j, b]
-                acc = add8(acc, _block_sum8(prefix, mu, s, ends[j, b] - s))
-            store8(sums, 0, acc)
-            for c in range(min(LANES, m - lo)):
-                out[lo + c, b] = sums[0, c] / n
+            _block_table(prefix, mu_row, fixed_length, table)
+        for first in range(0, reps, _TABLE_REPS):
+            _table_sums(table, order, first, sums)
+            for b in range(first, min(first + _TABLE_REPS, reps)):
+                acc = load8(sums, b - first)
+                for j in range(n_fixed, n_blocks):
+                    s = starts[j, b]
+                    acc = add8(acc, _block_sum8(prefix, mu, s, ends[j, b] - s))
+                store8(sums, b - first, acc)
+                for c in range(min(LANES, m - lo)):
+                    out[lo + c, b] = sums[b - first, c] / n
 
 
 def centred_resample_means(excess: FloatArray, draws: ResampleDraws) -> FloatArray:
