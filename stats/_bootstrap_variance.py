@@ -173,14 +173,13 @@ def _circular_variance(x, length, out):  # type: ignore[no-untyped-def]  # pragm
     while size <= length:
         size *= 2
     ring = np.empty((size, LANES))
-    raw = np.empty((n + 1, LANES))
     values = np.empty((n, LANES))
     mu = np.empty((1, LANES))
     sums = np.empty((2, LANES))
     for lo in range(0, m, LANES):
-        _lane_prefix(x, lo, raw, values)
+        _lane_prefix(x, lo, None, values, mu)
         for c in range(LANES):
-            mu[0, c] = raw[n, c] / n
+            mu[0, c] = mu[0, c] / n
         _circular_sums(values, mu, ring, length, last, sums)
         for c in range(min(LANES, m - lo)):
             out[lo + c] = ((k - 1) * sums[0, c] + sums[1, c]) / n / n

@@ -203,27 +203,31 @@ def _lane_zero() -> ir.Constant:
     return ir.Constant(lanes, [ir.Constant(ir.DoubleType(), 0.0)] * LANES)
 
 
-def _lane_prefix_typer(typingctx, x, lo, prefix, values):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+def _lane_prefix_typer(typingctx, x, lo, prefix, values, total):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """Rows ``lo .. lo + 7`` of ``x`` (the last row repeated past the end) side by side.
 
-    Writes ``values[t] = x[rows, t]`` and the raw prefix sums ``prefix[0] = 0``,
-    ``prefix[t + 1] = prefix[t] + values[t]``: one ``<8 x double>`` chain whose lane ``c`` is
-    the scalar sequence ``((0 + x_0) + x_1) + ...`` of its row (8 IEEE adds per vector add,
-    nothing fused or reordered). ``x`` is C-contiguous float64 (m, n), ``prefix`` (n + 1, 8)
-    and ``values`` (n, 8) C-contiguous float64; ``values`` None: not written.
+    Their raw prefix sums ``P[0] = 0``, ``P[t + 1] = P[t] + x[rows, t]``: one ``<8 x
+    double>`` chain whose lane ``c`` is the scalar sequence ``((0 + x_0) + x_1) + ...`` of
+    its row (8 IEEE adds per vector add, nothing fused or reordered). Writes ``total[0] =
+    P[n]``, and where not None ``prefix[t] = P[t]`` and ``values[t] = x[rows, t]``. ``x`` is
+    C-contiguous float64 (m, n); ``total`` (1, 8), ``prefix`` (n + 1, 8) and ``values`` (n,
+    8) C-contiguous float64.
     """
-    keep = values != types.none
-    if not (_is_lane_array(x) and _is_lane_array(prefix) and (_is_lane_array(values) or not keep)):
+    keep_prefix = prefix != types.none
+    keep_values = values != types.none
+    if not (
+        _is_lane_array(x)
+        and _is_lane_array(total)
+        and (_is_lane_array(prefix) or not keep_prefix)
+        and (_is_lane_array(values) or not keep_values)
+    ):
         return None
-    signature = types.void(x, lo, prefix, values)
+    signature = types.void(x, lo, prefix, values, total)
 
     def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
         rows = context.make_array(sig.args[0])(context, builder, args[0])
-        sums = context.make_array(sig.args[2])(context, builder, args[2]).data
-        lanes_out = (
-            context.make_array(sig.args[3])(context, builder, args[3]).data if keep else None
-        )
         m, n = _pair(builder, rows.shape)
+        zero_row = ir.Constant(n.type, 0)
         first = context.cast(builder, args[1], sig.args[1], types.intp)
         top = builder.sub(m, ir.Constant(m.type, 1))
         heads = []
@@ -232,19 +236,25 @@ def _lane_prefix_typer(typingctx, x, lo, prefix, values):  # type: ignore[no-unt
             r = builder.select(builder.icmp_signed("<", r, top), r, top)
             heads.append(builder.gep(rows.data, [builder.mul(r, n)]))
         acc = _entry_alloca(builder, _lane_zero())
-        builder.store(_lane_zero(), _lane_row(builder, sums, ir.Constant(n.type, 0)), align=8)
+        if keep_prefix:
+            sums = context.make_array(sig.args[2])(context, builder, args[2]).data
+            builder.store(_lane_zero(), _lane_row(builder, sums, zero_row), align=8)
         with cgutils.for_range(builder, n) as loop:
             t = loop.index
             v = ir.Constant(ir.VectorType(ir.DoubleType(), LANES), ir.Undefined)
             for c in range(LANES):
                 x_ct = builder.load(builder.gep(heads[c], [t]))
                 v = builder.insert_element(v, x_ct, ir.Constant(ir.IntType(32), c))
-            if keep:
+            if keep_values:
+                lanes_out = context.make_array(sig.args[3])(context, builder, args[3]).data
                 builder.store(v, _lane_row(builder, lanes_out, t), align=8)
-            total = builder.fadd(builder.load(acc), v)
-            builder.store(total, acc)
-            after = builder.add(t, ir.Constant(t.type, 1))
-            builder.store(total, _lane_row(builder, sums, after), align=8)
+            now = builder.fadd(builder.load(acc), v)
+            builder.store(now, acc)
+            if keep_prefix:
+                after = builder.add(t, ir.Constant(t.type, 1))
+                builder.store(now, _lane_row(builder, sums, after), align=8)
+        out = context.make_array(sig.args[4])(context, builder, args[4]).data
+        builder.store(builder.load(acc), _lane_row(builder, out, zero_row), align=8)
         return context.get_dummy_value()
 
     return signature, codegen
@@ -415,9 +425,9 @@ def _centred_means(x, starts, ends, fixed_length, out):  # type: ignore[no-untyp
     n_fixed = n_blocks - 1 if fixed_length > 0 else 0
     order = np.ascontiguousarray(starts[:n_fixed].T)
     for lo in range(0, m, LANES):
-        _lane_prefix(x, lo, prefix, None)
+        _lane_prefix(x, lo, prefix, None, mu_row)
         for c in range(LANES):
-            mu_row[0, c] = prefix[n, c] / n
+            mu_row[0, c] = mu_row[0, c] / n
         mu = load8(mu_row, 0)
         if n_fixed > 0:
             _block_table(prefix, mu_row, fixed_length, table)
@@ -608,28 +618,56 @@ def _top_k(values: FloatArray, index: IntArray, k: int) -> tuple[FloatArray, Int
     return values[:, :k], index[:, :k]
 
 
-@numba.njit(cache=True, nogil=True)
-def _order_pair(value_hi, value_lo, index_hi, index_lo):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Compare-exchange two rows lane by lane, so that ``hi`` comes first in each lane.
+def _order_rows_typer(typingctx, value, key, hi, lo):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Compare-exchange rows ``hi`` and ``lo`` in every column, so that ``hi`` comes first.
 
-    The order is :func:`_top_k`'s: descending value, then ascending index (float64 here: the
-    loop vectorises with both keys of one type).
+    The order is :func:`_top_k`'s: descending value, then ascending key (the index, as
+    float64 so both keys share a vector type). ``value`` and ``key`` are C-contiguous
+    float64 of one shape, their width a multiple of 8 (one ``<8 x double>`` per 8 columns:
+    ordered compares and selects, no arithmetic).
     """
-    for b in range(value_hi.shape[0]):
-        v_hi = value_hi[b]
-        v_lo = value_lo[b]
-        g_hi = index_hi[b]
-        g_lo = index_lo[b]
-        swap = (v_lo > v_hi) | ((v_lo == v_hi) & (g_lo < g_hi))
-        value_hi[b] = v_lo if swap else v_hi
-        value_lo[b] = v_hi if swap else v_lo
-        index_hi[b] = g_lo if swap else g_hi
-        index_lo[b] = g_hi if swap else g_lo
+    if not (_is_lane_array(value) and value == key):
+        return None
+    signature = types.void(value, key, hi, lo)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        values = context.make_array(sig.args[0])(context, builder, args[0])
+        keys = context.make_array(sig.args[1])(context, builder, args[1])
+        width = _pair(builder, values.shape)[1]
+        first = context.cast(builder, args[2], sig.args[2], types.intp)
+        second = context.cast(builder, args[3], sig.args[3], types.intp)
+        lanes = ir.VectorType(ir.DoubleType(), LANES)
+        rows = [
+            builder.gep(array.data, [builder.mul(row, width)])
+            for array in (values, keys)
+            for row in (first, second)
+        ]
+        eight = ir.Constant(width.type, LANES)
+        with cgutils.for_range(builder, builder.sdiv(width, eight)) as loop:
+            at = builder.mul(loop.index, eight)
+            slots = [builder.bitcast(builder.gep(row, [at]), lanes.as_pointer()) for row in rows]
+            v_hi, v_lo, g_hi, g_lo = (builder.load(slot, align=8) for slot in slots)
+            swap = builder.or_(
+                builder.fcmp_ordered(">", v_lo, v_hi),
+                builder.and_(
+                    builder.fcmp_ordered("==", v_lo, v_hi), builder.fcmp_ordered("<", g_lo, g_hi)
+                ),
+            )
+            builder.store(builder.select(swap, v_lo, v_hi), slots[0], align=8)
+            builder.store(builder.select(swap, v_hi, v_lo), slots[1], align=8)
+            builder.store(builder.select(swap, g_lo, g_hi), slots[2], align=8)
+            builder.store(builder.select(swap, g_hi, g_lo), slots[3], align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_order_rows: Any = intrinsic(_order_rows_typer)
 
 
 @numba.njit(cache=True, nogil=True)
-def _bitonic_sort(value, index):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Sort the rows of every column (power-of-2 rows), first in :func:`_order_pair`'s order."""
+def _bitonic_sort(value, key):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Sort the rows of every column (power-of-2 rows), first in :func:`_order_rows`'s order."""
     size = value.shape[0]
     run = 2
     while run <= size:
@@ -639,9 +677,9 @@ def _bitonic_sort(value, index):  # type: ignore[no-untyped-def]  # pragma: no c
                 partner = i ^ stride
                 if partner > i:
                     if i & run == 0:
-                        _order_pair(value[i], value[partner], index[i], index[partner])
+                        _order_rows(value, key, i, partner)
                     else:
-                        _order_pair(value[partner], value[i], index[partner], index[i])
+                        _order_rows(value, key, partner, i)
             stride //= 2
         run *= 2
 
@@ -676,8 +714,9 @@ def _sorted_top_k(values, index, top_value, top_index):  # type: ignore[no-untyp
     size = 1
     while size < m:
         size *= 2
-    value = np.full((size, reps), -np.inf)
-    key = np.full((size, reps), float(_EXACT_INDEX))
+    width = (reps + LANES - 1) // LANES * LANES  # columns past reps: sorted, then ignored
+    value = np.full((size, width), -np.inf)
+    key = np.full((size, width), float(_EXACT_INDEX))
     for i in range(m):
         for b in range(reps):
             value[i, b] = values[i, b]
