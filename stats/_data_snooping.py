@@ -25,6 +25,7 @@ positive expected excess return. P-values are ``(1 + #{null >= observed}) / (1 +
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,6 +80,17 @@ class ResampleDraws:
     def reps(self) -> int:
         """Number of replications ``B``."""
         return int(self.starts.shape[1])
+
+    @functools.cached_property
+    def table_starts(self) -> NDArray[np.int32]:
+        """Starts of the blocks read from a block-sum table, replication-major.
+
+        Shape (reps, n_blocks - 1) for circular blocks (every block but the last has
+        ``fixed_length``), (reps, 0) otherwise; computed once per draws (they are shared by
+        every batch of a sweep).
+        """
+        n_fixed = self.starts.shape[0] - 1 if self.fixed_length > 0 else 0
+        return np.ascontiguousarray(self.starts[:n_fixed].T)
 
     def config_rows(self, excess: FloatArray) -> FloatArray:
         """``excess`` as a contiguous float64 array of shape (configs, n_obs), else refused."""
@@ -402,7 +414,7 @@ def _block_sum8(prefix, mu, s, length):  # type: ignore[no-untyped-def]  # pragm
 
 
 @numba.njit(cache=True, nogil=True)
-def _centred_means(x, starts, ends, fixed_length, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+def _centred_means(x, starts, ends, fixed_length, order, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """``out[i, b]``: mean of replication ``b`` of row ``i`` minus the row's mean.
 
     Rows go in groups of 8 side by side, in the lanes of vector registers (the last row
@@ -421,9 +433,9 @@ def _centred_means(x, starts, ends, fixed_length, out):  # type: ignore[no-untyp
     table = np.empty((n, LANES))
     mu_row = np.empty((1, LANES))
     sums = np.empty((_TABLE_REPS, LANES))
-    # Blocks summed from ``table`` (every block of fixed length but the last).
-    n_fixed = n_blocks - 1 if fixed_length > 0 else 0
-    order = np.ascontiguousarray(starts[:n_fixed].T)
+    # Blocks summed from ``table`` (every block of fixed length but the last): ``order``,
+    # their starts replication-major (``ResampleDraws.table_starts``).
+    n_fixed = order.shape[1]
     for lo in range(0, m, LANES):
         _lane_prefix(x, lo, prefix, None, mu_row)
         for c in range(LANES):
@@ -468,7 +480,7 @@ def centred_resample_means(excess: FloatArray, draws: ResampleDraws) -> FloatArr
     """
     x = draws.config_rows(excess)
     out = np.empty((x.shape[0], draws.reps))
-    _centred_means(x, draws.starts, draws.ends, draws.fixed_length, out)
+    _centred_means(x, draws.starts, draws.ends, draws.fixed_length, draws.table_starts, out)
     return out
 
 

@@ -101,7 +101,7 @@ def test_centred_means_lanes_match_one_row_at_a_time(m: int, length: int, method
     starts, lengths = block_starts_and_lengths(rng, n, length, 6, method)  # type: ignore[arg-type]
     draws = ResampleDraws.from_blocks(n, starts, lengths, float(length) * (method != "circular"))
     out = np.empty((m, draws.reps))
-    _centred_means(x, draws.starts, draws.ends, draws.fixed_length, out)
+    _centred_means(x, draws.starts, draws.ends, draws.fixed_length, draws.table_starts, out)
     assert out.tobytes() == twin_centred_means(x, draws).tobytes()
 
 
