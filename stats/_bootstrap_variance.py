@@ -45,12 +45,26 @@ References
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 from numpy.typing import NDArray
 
-from stats._data_snooping import ResampleDraws
+from stats._data_snooping import (
+    LANES,
+    ResampleDraws,
+    _entry_alloca,
+    _is_lane_array,
+    _lane_prefix,
+    _lane_row,
+    _lane_zero,
+    _pair,
+)
 from stats._fixed_math import log_scalar
 
 FloatArray = NDArray[np.float64]
@@ -71,27 +85,104 @@ def _demeaned(row, d):  # type: ignore[no-untyped-def]  # pragma: no cover - com
         d[t] = row[t] - mu
 
 
+def _circular_sums_typer(typingctx, values, mu, ring, length, last, sums):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """``sums[0] = Σ_s (P[s + length] - P[s])²`` and ``sums[1]`` with ``last``, 8 lanes.
+
+    ``P[0] = 0``, ``P[j] = P[j - 1] + (values[(j - 1) mod n] - mu)`` for ``j < n + length``
+    (``values`` (n, 8) the rows side by side, ``mu`` (1, 8) their means); start ``s``'s
+    squares are added as soon as ``P[s + length]`` exists, in order of ``s``, so ``P`` lives
+    in ``ring`` (a power of 2 of rows, more than ``length``). Every lane is one
+    ``<8 x double>`` register chain of IEEE adds, subtracts and multiplies (none fused or
+    reordered), lane ``c`` the scalar sequence of row ``c`` alone.
+    """
+    if not (
+        _is_lane_array(values)
+        and _is_lane_array(mu)
+        and _is_lane_array(ring)
+        and _is_lane_array(sums)
+        and isinstance(length, types.Integer)
+        and isinstance(last, types.Integer)
+    ):
+        return None
+    signature = types.void(values, mu, ring, length, last, sums)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        rows = context.make_array(sig.args[0])(context, builder, args[0])
+        mean = context.make_array(sig.args[1])(context, builder, args[1]).data
+        prefix = context.make_array(sig.args[2])(context, builder, args[2])
+        out = context.make_array(sig.args[5])(context, builder, args[5]).data
+        n = _pair(builder, rows.shape)[0]
+        size = _pair(builder, prefix.shape)[0]
+        one = ir.Constant(n.type, 1)
+        mask = builder.sub(size, one)
+        span = context.cast(builder, args[3], sig.args[3], types.intp)
+        tail_span = context.cast(builder, args[4], sig.args[4], types.intp)
+        mu_v = builder.load(_lane_row(builder, mean, ir.Constant(n.type, 0)), align=8)
+        p = _entry_alloca(builder, _lane_zero())
+        full = _entry_alloca(builder, _lane_zero())
+        tail = _entry_alloca(builder, _lane_zero())
+        builder.store(
+            _lane_zero(), _lane_row(builder, prefix.data, ir.Constant(n.type, 0)), align=8
+        )
+        count = builder.sub(builder.add(n, span), one)
+        with cgutils.for_range(builder, count) as loop:
+            j = builder.add(loop.index, one)
+            t = loop.index
+            t = builder.select(builder.icmp_signed(">=", t, n), builder.sub(t, n), t)
+            v = builder.load(_lane_row(builder, rows.data, t), align=8)
+            now = builder.fadd(builder.load(p), builder.fsub(v, mu_v))
+            builder.store(now, p)
+            builder.store(now, _lane_row(builder, prefix.data, builder.and_(j, mask)), align=8)
+            with builder.if_then(builder.icmp_signed(">=", j, span), likely=True):
+                s = builder.sub(j, span)
+                before = builder.load(
+                    _lane_row(builder, prefix.data, builder.and_(s, mask)), align=8
+                )
+                a = builder.fsub(now, before)
+                end = builder.and_(builder.add(s, tail_span), mask)
+                b = builder.fsub(
+                    builder.load(_lane_row(builder, prefix.data, end), align=8), before
+                )
+                builder.store(builder.fadd(builder.load(full), builder.fmul(a, a)), full)
+                builder.store(builder.fadd(builder.load(tail), builder.fmul(b, b)), tail)
+        builder.store(builder.load(full), _lane_row(builder, out, ir.Constant(n.type, 0)), align=8)
+        builder.store(builder.load(tail), _lane_row(builder, out, ir.Constant(n.type, 1)), align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_circular_sums: Any = intrinsic(_circular_sums_typer)
+
+
 @numba.njit(cache=True, nogil=True)
 def _circular_variance(x, length, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """``out[i]``: ``[(k - 1) V_l + V_r] / n`` of row ``i`` (module docstring)."""
+    """``out[i]``: ``[(k - 1) V_l + V_r] / n`` of row ``i`` (module docstring).
+
+    Per row: its sequential sum and mean ``mu``; the prefix sums ``P[j + 1] = P[j] + (x[j mod
+    n] - mu)`` over ``j < n + length - 1`` (one chain, past ``n`` wrapping to the start);
+    then ``Σ_s (P[s + length] - P[s])²`` and the same with ``last``, in order of ``s``. Eight
+    rows run side by side in the lanes of vector registers (:func:`_lane_prefix`,
+    :func:`_circular_sums`: independent chains, each the scalar sequence of its row, so a
+    row's bits do not depend on its neighbours).
+    """
     m, n = x.shape
     k = (n + length - 1) // length
     last = n - (k - 1) * length
-    d = np.empty(n)
-    prefix = np.empty(2 * n + 1)
-    for i in range(m):
-        _demeaned(x[i], d)
-        prefix[0] = 0.0
-        for t in range(2 * n):
-            prefix[t + 1] = prefix[t] + d[t % n]
-        full = 0.0
-        tail = 0.0
-        for s in range(n):
-            a = prefix[s + length] - prefix[s]
-            b = prefix[s + last] - prefix[s]
-            full += a * a
-            tail += b * b
-        out[i] = ((k - 1) * full + tail) / n / n
+    size = 1
+    while size <= length:
+        size *= 2
+    ring = np.empty((size, LANES))
+    values = np.empty((n, LANES))
+    mu = np.empty((1, LANES))
+    sums = np.empty((2, LANES))
+    for lo in range(0, m, LANES):
+        _lane_prefix(x, lo, None, values, mu)
+        for c in range(LANES):
+            mu[0, c] = mu[0, c] / n
+        _circular_sums(values, mu, ring, length, last, sums)
+        for c in range(min(LANES, m - lo)):
+            out[lo + c] = ((k - 1) * sums[0, c] + sums[1, c]) / n / n
 
 
 @numba.njit(cache=True, nogil=True)

@@ -25,12 +25,18 @@ positive expected excess return. P-values are ``(1 + #{null >= observed}) / (1 +
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 from numpy.typing import NDArray
 from scipy import optimize
 
@@ -75,6 +81,17 @@ class ResampleDraws:
         """Number of replications ``B``."""
         return int(self.starts.shape[1])
 
+    @functools.cached_property
+    def table_starts(self) -> NDArray[np.int32]:
+        """Starts of the blocks read from a block-sum table, replication-major.
+
+        Shape (reps, n_blocks - 1) for circular blocks (every block but the last has
+        ``fixed_length``), (reps, 0) otherwise; computed once per draws (they are shared by
+        every batch of a sweep).
+        """
+        n_fixed = self.starts.shape[0] - 1 if self.fixed_length > 0 else 0
+        return np.ascontiguousarray(self.starts[:n_fixed].T)
+
     def config_rows(self, excess: FloatArray) -> FloatArray:
         """``excess`` as a contiguous float64 array of shape (configs, n_obs), else refused."""
         x = np.ascontiguousarray(excess, dtype=np.float64)
@@ -103,94 +120,339 @@ class ResampleDraws:
         return cls(n_obs, s, e, 0 if mean_length > 0 else fixed, float(mean_length))
 
 
-@numba.njit(cache=True, nogil=True)
-def _load_group(x, lo, mu, prefix):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Means and prefix sums (raw, length n + 1) of rows ``lo..lo+7``; zeros past the end."""
-    m, n = x.shape
-    g = prefix.shape[1]
-    for c in range(g):
-        i = lo + c
-        prefix[0, c] = 0.0
-        if i >= m:
-            for k in range(n):
-                prefix[k + 1, c] = 0.0
-            mu[c] = 0.0
-            continue
-        for k in range(n):
-            prefix[k + 1, c] = prefix[k, c] + x[i, k]
-        mu[c] = prefix[n, c] / n
+#: Configs side by side in the compiled kernels: the lanes of one ``<8 x double>`` register
+#: (written as LLVM IR in the intrinsics below: numba compiles without SLP vectorisation, so
+#: it would not pack them itself), or a tuple of 8 float64 in the short numba loops. Every
+#: lane runs the scalar sequence of its own row, so a row's bits do not depend on its
+#: neighbours or on the vector width.
+LANES = 8
+#: The zero value of a lane tuple.
+ZERO8 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
-@numba.njit(cache=True, nogil=True)
-def _block_sum(prefix, mu, s, length, c):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Sum of the demeaned row ``c`` over ``length`` periods from ``s``, wrapping once."""
+@numba.njit(inline="always")
+def load8(a, t):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Row ``t`` of an ``(N, 8)`` array as a lane tuple."""
+    return (a[t, 0], a[t, 1], a[t, 2], a[t, 3], a[t, 4], a[t, 5], a[t, 6], a[t, 7])
+
+
+@numba.njit(inline="always")
+def store8(a, t, v):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Write the lane tuple ``v`` into row ``t`` of an ``(N, 8)`` array."""
+    a[t, 0] = v[0]
+    a[t, 1] = v[1]
+    a[t, 2] = v[2]
+    a[t, 3] = v[3]
+    a[t, 4] = v[4]
+    a[t, 5] = v[5]
+    a[t, 6] = v[6]
+    a[t, 7] = v[7]
+
+
+@numba.njit(inline="always")
+def add8(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Lane-wise ``a + b``."""
+    return (
+        a[0] + b[0],
+        a[1] + b[1],
+        a[2] + b[2],
+        a[3] + b[3],
+        a[4] + b[4],
+        a[5] + b[5],
+        a[6] + b[6],
+        a[7] + b[7],
+    )
+
+
+@numba.njit(inline="always")
+def sub8(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Lane-wise ``a - b``."""
+    return (
+        a[0] - b[0],
+        a[1] - b[1],
+        a[2] - b[2],
+        a[3] - b[3],
+        a[4] - b[4],
+        a[5] - b[5],
+        a[6] - b[6],
+        a[7] - b[7],
+    )
+
+
+def _is_lane_array(a: types.Type, ndim: int = 2) -> bool:
+    """A C-contiguous float64 array of ``ndim`` dimensions (typing check of the intrinsics)."""
+    return (
+        isinstance(a, types.Array)
+        and a.dtype == types.float64
+        and a.layout == "C"
+        and a.ndim == ndim
+    )
+
+
+def _lane_row(builder: ir.IRBuilder, array: ir.Value, row: ir.Value) -> ir.Value:
+    """Pointer to row ``row`` of a C-contiguous ``(N, 8)`` float64 array, as ``<8 x double>*``."""
+    lanes = ir.VectorType(ir.DoubleType(), LANES)
+    start = builder.gep(array, [builder.mul(row, ir.Constant(row.type, LANES))])
+    return builder.bitcast(start, lanes.as_pointer())
+
+
+def _pair(builder: ir.IRBuilder, shape: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """The two items of a 2-d array's shape."""
+    return builder.extract_value(shape, 0), builder.extract_value(shape, 1)
+
+
+def _entry_alloca(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """A stack slot in the function's entry block (so it becomes a register), set to ``value``."""
+    with builder.goto_entry_block():
+        slot = builder.alloca(value.type)
+    builder.store(value, slot)
+    return slot
+
+
+def _lane_zero() -> ir.Constant:
+    """``<8 x double>`` of ``+0.0``."""
+    lanes = ir.VectorType(ir.DoubleType(), LANES)
+    return ir.Constant(lanes, [ir.Constant(ir.DoubleType(), 0.0)] * LANES)
+
+
+def _lane_prefix_typer(typingctx, x, lo, prefix, values, total):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Rows ``lo .. lo + 7`` of ``x`` (the last row repeated past the end) side by side.
+
+    Their raw prefix sums ``P[0] = 0``, ``P[t + 1] = P[t] + x[rows, t]``: one ``<8 x
+    double>`` chain whose lane ``c`` is the scalar sequence ``((0 + x_0) + x_1) + ...`` of
+    its row (8 IEEE adds per vector add, nothing fused or reordered). Writes ``total[0] =
+    P[n]``, and where not None ``prefix[t] = P[t]`` and ``values[t] = x[rows, t]``. ``x`` is
+    C-contiguous float64 (m, n); ``total`` (1, 8), ``prefix`` (n + 1, 8) and ``values`` (n,
+    8) C-contiguous float64.
+    """
+    keep_prefix = prefix != types.none
+    keep_values = values != types.none
+    if not (
+        _is_lane_array(x)
+        and _is_lane_array(total)
+        and (_is_lane_array(prefix) or not keep_prefix)
+        and (_is_lane_array(values) or not keep_values)
+    ):
+        return None
+    signature = types.void(x, lo, prefix, values, total)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        rows = context.make_array(sig.args[0])(context, builder, args[0])
+        m, n = _pair(builder, rows.shape)
+        zero_row = ir.Constant(n.type, 0)
+        first = context.cast(builder, args[1], sig.args[1], types.intp)
+        top = builder.sub(m, ir.Constant(m.type, 1))
+        heads = []
+        for c in range(LANES):
+            r = builder.add(first, ir.Constant(first.type, c))
+            r = builder.select(builder.icmp_signed("<", r, top), r, top)
+            heads.append(builder.gep(rows.data, [builder.mul(r, n)]))
+        acc = _entry_alloca(builder, _lane_zero())
+        if keep_prefix:
+            sums = context.make_array(sig.args[2])(context, builder, args[2]).data
+            builder.store(_lane_zero(), _lane_row(builder, sums, zero_row), align=8)
+        with cgutils.for_range(builder, n) as loop:
+            t = loop.index
+            v = ir.Constant(ir.VectorType(ir.DoubleType(), LANES), ir.Undefined)
+            for c in range(LANES):
+                x_ct = builder.load(builder.gep(heads[c], [t]))
+                v = builder.insert_element(v, x_ct, ir.Constant(ir.IntType(32), c))
+            if keep_values:
+                lanes_out = context.make_array(sig.args[3])(context, builder, args[3]).data
+                builder.store(v, _lane_row(builder, lanes_out, t), align=8)
+            now = builder.fadd(builder.load(acc), v)
+            builder.store(now, acc)
+            if keep_prefix:
+                after = builder.add(t, ir.Constant(t.type, 1))
+                builder.store(now, _lane_row(builder, sums, after), align=8)
+        out = context.make_array(sig.args[4])(context, builder, args[4]).data
+        builder.store(builder.load(acc), _lane_row(builder, out, zero_row), align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_lane_prefix: Any = intrinsic(_lane_prefix_typer)
+
+
+def _block_table_typer(typingctx, prefix, mu, length, table):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """``table[k]``: the demeaned sums of the 8 lanes over the ``length`` periods from ``k``.
+
+    ``P[end] - P[k] + (P[n] if the block wraps else 0) - length * mu``, the operations of
+    :func:`_block_sum8` in its order, one ``<8 x double>`` per start (IEEE, none fused).
+    ``prefix`` (n + 1, 8) holds the raw prefix sums, ``mu`` (1, 8) the means.
+    """
+    if not (
+        _is_lane_array(prefix)
+        and _is_lane_array(mu)
+        and _is_lane_array(table)
+        and isinstance(length, types.Integer)
+    ):
+        return None
+    signature = types.void(prefix, mu, length, table)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        sums = context.make_array(sig.args[0])(context, builder, args[0])
+        mean = context.make_array(sig.args[1])(context, builder, args[1]).data
+        out = context.make_array(sig.args[3])(context, builder, args[3])
+        n = _pair(builder, out.shape)[0]
+        span = context.cast(builder, args[2], sig.args[2], types.intp)
+        lanes = ir.VectorType(ir.DoubleType(), LANES)
+        scale = context.cast(builder, args[2], sig.args[2], types.float64)
+        wide = ir.Constant(lanes, ir.Undefined)
+        for c in range(LANES):
+            wide = builder.insert_element(wide, scale, ir.Constant(ir.IntType(32), c))
+        mu_v = builder.load(_lane_row(builder, mean, ir.Constant(n.type, 0)), align=8)
+        shift = builder.fmul(wide, mu_v)
+        whole = builder.load(_lane_row(builder, sums.data, n), align=8)
+        with cgutils.for_range(builder, n) as loop:
+            k = loop.index
+            e = builder.add(k, span)
+            wrapped = builder.icmp_signed(">", e, n)
+            end = builder.select(wrapped, builder.sub(e, n), e)
+            at_end = builder.load(_lane_row(builder, sums.data, end), align=8)
+            at_start = builder.load(_lane_row(builder, sums.data, k), align=8)
+            extra = builder.select(wrapped, whole, _lane_zero())
+            raw = builder.fadd(builder.fsub(at_end, at_start), extra)
+            builder.store(builder.fsub(raw, shift), _lane_row(builder, out.data, k), align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_block_table: Any = intrinsic(_block_table_typer)
+
+
+#: Replications whose table blocks one :func:`_table_sums` call adds (independent chains).
+_TABLE_REPS = 4
+
+
+def _table_sums_typer(typingctx, table, order, first, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """``out[r] = Σ_j table[order[first + r, j]]`` for ``r < 4``, each a row of 8 lanes.
+
+    Each replication's 8 lanes are one ``<8 x double>`` register, zero to start, then one
+    vector add per block in block order: lane ``c`` is the scalar sequence ``((0 + t_0) +
+    t_1) + ...`` of config ``c``, so its bits are those of one row at a time (a vector add
+    is 8 IEEE adds; nothing is fused or reordered; without AVX-512 it is split into narrower
+    adds of the same lanes). Four replications run together as independent chains (past the
+    last replication the last is repeated; the caller ignores those rows). ``table`` and
+    ``out`` are C-contiguous float64 with 8 columns, ``order`` C-contiguous integers of
+    shape (reps, blocks) within ``table``'s rows.
+    """
+    if not (
+        isinstance(table, types.Array)
+        and isinstance(order, types.Array)
+        and isinstance(out, types.Array)
+        and table.dtype == types.float64
+        and out.dtype == types.float64
+        and isinstance(order.dtype, types.Integer)
+        and table.layout == order.layout == out.layout == "C"
+        and table.ndim == order.ndim == out.ndim == 2
+    ):
+        return None
+    signature = types.void(table, order, first, out)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        table_type, order_type, _, out_type = sig.args
+        rows = context.make_array(table_type)(context, builder, args[0])
+        starts = context.make_array(order_type)(context, builder, args[1])
+        sums = context.make_array(out_type)(context, builder, args[3])
+        reps, blocks = _pair(builder, starts.shape)
+        i64 = ir.IntType(64)
+        lanes = ir.VectorType(ir.DoubleType(), LANES)
+        zero = ir.Constant(lanes, [ir.Constant(ir.DoubleType(), 0.0)] * LANES)
+        top = builder.sub(reps, ir.Constant(reps.type, 1))
+        heads, accs = [], []
+        for r in range(_TABLE_REPS):
+            b = builder.add(args[2], ir.Constant(args[2].type, r))
+            b = builder.select(builder.icmp_signed("<", b, reps), b, top)
+            heads.append(builder.gep(starts.data, [builder.mul(b, blocks)]))
+            accs.append(_entry_alloca(builder, zero))
+        with cgutils.for_range(builder, blocks) as loop:
+            for r in range(_TABLE_REPS):
+                s = builder.load(builder.gep(heads[r], [loop.index]))
+                if s.type.width < 64:
+                    s = builder.sext(s, i64) if order_type.dtype.signed else builder.zext(s, i64)
+                row = builder.gep(rows.data, [builder.mul(s, ir.Constant(i64, LANES))])
+                v = builder.load(builder.bitcast(row, lanes.as_pointer()), align=8)
+                builder.store(builder.fadd(builder.load(accs[r]), v), accs[r])
+        for r in range(_TABLE_REPS):
+            dest = builder.gep(sums.data, [ir.Constant(i64, LANES * r)])
+            builder.store(builder.load(accs[r]), builder.bitcast(dest, lanes.as_pointer()), align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_table_sums: Any = intrinsic(_table_sums_typer)
+
+
+@numba.njit(inline="always")
+def _scaled8(length, mu):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Lane-wise ``length * mu``."""
+    return (
+        length * mu[0],
+        length * mu[1],
+        length * mu[2],
+        length * mu[3],
+        length * mu[4],
+        length * mu[5],
+        length * mu[6],
+        length * mu[7],
+    )
+
+
+@numba.njit(inline="always")
+def _block_sum8(prefix, mu, s, length):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Sums of the demeaned lanes over ``length`` periods from ``s``, wrapping once."""
     n = prefix.shape[0] - 1
     e = s + length
     wrapped = e > n
     end = e - n if wrapped else e
-    raw = prefix[end, c] - prefix[s, c] + (prefix[n, c] if wrapped else 0.0)
-    return raw - length * mu[c]
+    raw = add8(sub8(load8(prefix, end), load8(prefix, s)), load8(prefix, n) if wrapped else ZERO8)
+    return sub8(raw, _scaled8(length, mu))
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill_table(prefix, mu, fixed_length, table):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """``table[k, c]``: the demeaned sum of row ``c`` over the fixed-length block from ``k``."""
-    n, g = table.shape
-    for k in range(n):
-        for c in range(g):
-            table[k, c] = _block_sum(prefix, mu, k, fixed_length, c)
-
-
-@numba.njit(cache=True, nogil=True)
-def _add_table_blocks(table, starts, n_fixed, acc):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Add blocks ``0 .. n_fixed - 1`` of every replication, read from ``table``."""
-    reps, g = acc.shape
-    for j in range(n_fixed):
-        for b in range(reps):
-            s = starts[j, b]
-            for c in range(g):
-                acc[b, c] += table[s, c]
-
-
-@numba.njit(cache=True, nogil=True)
-def _add_summed_blocks(prefix, mu, starts, ends, first, acc):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Add blocks ``first ..`` of every replication, each summed from the prefix sums."""
-    reps, g = acc.shape
-    for j in range(first, starts.shape[0]):
-        for b in range(reps):
-            s = starts[j, b]
-            length = ends[j, b] - s
-            for c in range(g):
-                acc[b, c] += _block_sum(prefix, mu, s, length, c)
-
-
-@numba.njit(cache=True, nogil=True)
-def _centred_means(x, starts, ends, fixed_length, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+def _centred_means(x, starts, ends, fixed_length, order, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """``out[i, b]``: mean of replication ``b`` of row ``i`` minus the row's mean.
 
-    Rows go in groups of 8 (zero-padded; a row of the block-sum table fills one cache line),
-    so one read of a block's start serves the group; each row's sums run in the same order
-    whatever its group, so a row's output does not depend on the other rows.
+    Rows go in groups of 8 side by side, in the lanes of vector registers (the last row
+    repeated past the end, its lanes ignored): the raw prefix sums ``P`` of the group
+    (:func:`_lane_prefix`, one chain per row) and its mean ``P[n] / n``; a block's demeaned
+    sum is ``P[end] - P[s] + (P[n] if it wraps else 0) - length * mean``. Fixed-length
+    blocks are read from a table of those sums (:func:`_block_table`, one row of 8 per
+    start), replication-major: :func:`_table_sums` keeps each replication's 8 accumulators
+    in one register over its blocks, in block order from 0; the last block is added as a
+    lane tuple. A row's output is the scalar sequence of that row alone and does not
+    depend on the other rows of its group.
     """
     m, n = x.shape
     n_blocks, reps = starts.shape
-    g = 8
-    prefix = np.empty((n + 1, g))
-    mu = np.empty(g)
-    table = np.empty((n, g))
-    acc = np.empty((reps, g))
-    # Blocks summed from ``table`` (every block of fixed length but the last).
-    n_fixed = n_blocks - 1 if fixed_length > 0 else 0
-    for lo in range(0, m, g):
-        _load_group(x, lo, mu, prefix)
+    prefix = np.empty((n + 1, LANES))
+    table = np.empty((n, LANES))
+    mu_row = np.empty((1, LANES))
+    sums = np.empty((_TABLE_REPS, LANES))
+    # Blocks summed from ``table`` (every block of fixed length but the last): ``order``,
+    # their starts replication-major (``ResampleDraws.table_starts``).
+    n_fixed = order.shape[1]
+    for lo in range(0, m, LANES):
+        _lane_prefix(x, lo, prefix, None, mu_row)
+        for c in range(LANES):
+            mu_row[0, c] = mu_row[0, c] / n
+        mu = load8(mu_row, 0)
         if n_fixed > 0:
-            _fill_table(prefix, mu, fixed_length, table)
-        acc[:, :] = 0.0
-        _add_table_blocks(table, starts, n_fixed, acc)
-        _add_summed_blocks(prefix, mu, starts, ends, n_fixed, acc)
-        for c in range(min(g, m - lo)):
-            for b in range(reps):
-                out[lo + c, b] = acc[b, c] / n
+            _block_table(prefix, mu_row, fixed_length, table)
+        for first in range(0, reps, _TABLE_REPS):
+            _table_sums(table, order, first, sums)
+            for b in range(first, min(first + _TABLE_REPS, reps)):
+                acc = load8(sums, b - first)
+                for j in range(n_fixed, n_blocks):
+                    s = starts[j, b]
+                    acc = add8(acc, _block_sum8(prefix, mu, s, ends[j, b] - s))
+                store8(sums, b - first, acc)
+                for c in range(min(LANES, m - lo)):
+                    out[lo + c, b] = sums[b - first, c] / n
 
 
 def centred_resample_means(excess: FloatArray, draws: ResampleDraws) -> FloatArray:
@@ -214,11 +476,11 @@ def centred_resample_means(excess: FloatArray, draws: ResampleDraws) -> FloatArr
     Each block's sum comes from prefix sums of the row (wrapping once around its end),
     minus its length times the row's mean; fixed-length (circular) blocks are read from a
     table of the row's block sums, one gather per block. Eight rows share each pass over the
-    draws.
+    draws, side by side.
     """
     x = draws.config_rows(excess)
     out = np.empty((x.shape[0], draws.reps))
-    _centred_means(x, draws.starts, draws.ends, draws.fixed_length, out)
+    _centred_means(x, draws.starts, draws.ends, draws.fixed_length, draws.table_starts, out)
     return out
 
 
@@ -244,6 +506,15 @@ class ConfigNullStats:
 def consistent_threshold(n_obs: int) -> float:
     """Hansen's (2005) recentring threshold ``-sqrt(2 log log n)`` on the studentised scale."""
     return -math.sqrt(2.0 * log_scalar(log_scalar(n_obs))) if n_obs > 2 else -math.inf
+
+
+def _studentised(
+    mean: FloatArray, omega: FloatArray, n_obs: int
+) -> tuple[NDArray[np.bool_], FloatArray]:
+    """Which configs have a usable ``ω̂``, and ``t = sqrt(n) ē / ω̂`` (NaN where not)."""
+    valid = (omega > 0) & np.isfinite(mean) & np.isfinite(omega)
+    safe = np.where(valid, omega, 1.0)
+    return valid, np.where(valid, math.sqrt(n_obs) * mean / safe, np.nan)
 
 
 def config_null_stats(
@@ -288,12 +559,11 @@ def config_null_stats(
        Cambridge University Press.
     """
     n_reps = centred.shape[1]
-    valid = (omega > 0) & np.isfinite(mean) & np.isfinite(omega)
-    safe = np.where(valid, omega, 1.0)
+    valid, t_stat = _studentised(mean, omega, n_obs)
     exceed = (centred >= mean[:, None]).sum(axis=1)
     return ConfigNullStats(
         omega=np.asarray(omega, dtype=np.float64),
-        t_stat=np.where(valid, math.sqrt(n_obs) * mean / safe, np.nan),
+        t_stat=t_stat,
         p_value=np.where(valid, (1.0 + exceed) / (1.0 + n_reps), np.nan),
     )
 
@@ -360,6 +630,117 @@ def _top_k(values: FloatArray, index: IntArray, k: int) -> tuple[FloatArray, Int
     return values[:, :k], index[:, :k]
 
 
+def _order_rows_typer(typingctx, value, key, hi, lo):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Compare-exchange rows ``hi`` and ``lo`` in every column, so that ``hi`` comes first.
+
+    The order is :func:`_top_k`'s: descending value, then ascending key (the index, as
+    float64 so both keys share a vector type). ``value`` and ``key`` are C-contiguous
+    float64 of one shape, their width a multiple of 8 (one ``<8 x double>`` per 8 columns:
+    ordered compares and selects, no arithmetic).
+    """
+    if not (_is_lane_array(value) and value == key):
+        return None
+    signature = types.void(value, key, hi, lo)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        values = context.make_array(sig.args[0])(context, builder, args[0])
+        keys = context.make_array(sig.args[1])(context, builder, args[1])
+        width = _pair(builder, values.shape)[1]
+        first = context.cast(builder, args[2], sig.args[2], types.intp)
+        second = context.cast(builder, args[3], sig.args[3], types.intp)
+        lanes = ir.VectorType(ir.DoubleType(), LANES)
+        rows = [
+            builder.gep(array.data, [builder.mul(row, width)])
+            for array in (values, keys)
+            for row in (first, second)
+        ]
+        eight = ir.Constant(width.type, LANES)
+        with cgutils.for_range(builder, builder.sdiv(width, eight)) as loop:
+            at = builder.mul(loop.index, eight)
+            slots = [builder.bitcast(builder.gep(row, [at]), lanes.as_pointer()) for row in rows]
+            v_hi, v_lo, g_hi, g_lo = (builder.load(slot, align=8) for slot in slots)
+            swap = builder.or_(
+                builder.fcmp_ordered(">", v_lo, v_hi),
+                builder.and_(
+                    builder.fcmp_ordered("==", v_lo, v_hi), builder.fcmp_ordered("<", g_lo, g_hi)
+                ),
+            )
+            builder.store(builder.select(swap, v_lo, v_hi), slots[0], align=8)
+            builder.store(builder.select(swap, v_hi, v_lo), slots[1], align=8)
+            builder.store(builder.select(swap, g_lo, g_hi), slots[2], align=8)
+            builder.store(builder.select(swap, g_hi, g_lo), slots[3], align=8)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+_order_rows: Any = intrinsic(_order_rows_typer)
+
+
+@numba.njit(cache=True, nogil=True)
+def _bitonic_sort(value, key):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Sort the rows of every column (power-of-2 rows), first in :func:`_order_rows`'s order."""
+    size = value.shape[0]
+    run = 2
+    while run <= size:
+        stride = run // 2
+        while stride > 0:
+            for i in range(size):
+                partner = i ^ stride
+                if partner > i:
+                    if i & run == 0:
+                        _order_rows(value, key, i, partner)
+                    else:
+                        _order_rows(value, key, partner, i)
+            stride //= 2
+        run *= 2
+
+
+#: Indices below this are exact in float64 (the sort network's index key).
+_EXACT_INDEX = 2**53
+
+
+@numba.njit(cache=True, nogil=True)
+def _sorted_top_k(values, index, top_value, top_index):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Per column ``b`` of ``values`` (configs x reps), its ``k`` first entries, sorted.
+
+    :func:`_top_k`'s order is ``np.lexsort((index, -value))``: descending value (``0.0`` and
+    ``-0.0`` equal), then ascending index. With unique indices and no NaN it is a strict
+    total order, so any correct sort gives :func:`_top_k`'s lists bit for bit; this one is
+    a bitonic network over the configs (padded to a power of 2 with ``-inf`` of an index
+    above every config's, which sort after every config) with the replications in the SIMD
+    lanes: the same compare-exchanges for every column, no branches. Returns False, leaving
+    the outputs unfinished, where that does not hold (a repeated index, a NaN, an index not
+    exact in float64, or fewer configs than ``k``, where :func:`_top_k` pads): the caller
+    then uses :func:`_top_k`.
+    """
+    m, reps = values.shape
+    k = top_value.shape[1]
+    if m < k or np.isnan(values).any():
+        return False
+    ordered = np.sort(index)
+    if (ordered[1:] == ordered[:-1]).any() or ordered[0] <= -_EXACT_INDEX:
+        return False
+    if ordered[m - 1] >= _EXACT_INDEX:
+        return False
+    size = 1
+    while size < m:
+        size *= 2
+    width = (reps + LANES - 1) // LANES * LANES  # columns past reps: sorted, then ignored
+    value = np.full((size, width), -np.inf)
+    key = np.full((size, width), float(_EXACT_INDEX))
+    for i in range(m):
+        for b in range(reps):
+            value[i, b] = values[i, b]
+            key[i, b] = index[i]
+    _bitonic_sort(value, key)
+    for b in range(reps):
+        for r in range(k):
+            top_value[b, r] = value[r, b]
+            top_index[b, r] = np.int64(key[r, b])
+    return True
+
+
 def summarize_null(
     grid_index: IntArray,
     mean: FloatArray,
@@ -391,8 +772,8 @@ def summarize_null(
     NullSummary
         Configs whose excess series is constant or non-finite are left out.
     """
-    stats = config_null_stats(mean, omega, centred, n_obs)
-    keep = np.isfinite(stats.t_stat) & np.isfinite(centred).all(axis=1) & (std > 0)
+    _, t_stat = _studentised(mean, omega, n_obs)
+    keep = np.isfinite(t_stat) & np.isfinite(centred).all(axis=1) & (std > 0)
     c = centred[keep]
     reps = centred.shape[1]
     if not keep.any():
@@ -406,11 +787,15 @@ def summarize_null(
             np.full((reps, top_k), NO_CONFIG, dtype=np.int64),
         )
     root_n = math.sqrt(n_obs)
-    t = stats.t_stat[keep]
+    t = t_stat[keep]
     shift = np.where(t < consistent_threshold(n_obs), mean[keep], 0.0)
-    sim = root_n * (c + shift[:, None]) / stats.omega[keep][:, None]
-    idx = np.broadcast_to(grid_index[keep].astype(np.int64), (reps, int(keep.sum())))
-    top_value, top_index = _top_k(np.ascontiguousarray(sim.T), np.ascontiguousarray(idx), top_k)
+    sim = root_n * (c + shift[:, None]) / np.asarray(omega, dtype=np.float64)[keep][:, None]
+    kept = np.ascontiguousarray(grid_index[keep], dtype=np.int64)
+    top_value = np.empty((reps, top_k))
+    top_index = np.empty((reps, top_k), dtype=np.int64)
+    if not _sorted_top_k(sim, kept, top_value, top_index):
+        idx = np.broadcast_to(kept, (reps, kept.shape[0]))
+        top_value, top_index = _top_k(np.ascontiguousarray(sim.T), np.ascontiguousarray(idx), top_k)
     return NullSummary(
         n_configs=int(keep.sum()),
         reality_check=root_n * c.max(axis=0),

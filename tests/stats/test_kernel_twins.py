@@ -1,7 +1,7 @@
 """Plain-Python twins of the numba kernels not already twinned elsewhere, on random inputs.
 
-Twins elsewhere: ``centred_resample_means`` (``_centred_means``, ``_load_group``,
-``_block_sum``) against an explicit gather of every resample in
+Twins elsewhere: ``centred_resample_means`` (``_centred_means``, its lanes one row at a time
+in ``test_bootstrap_kernel_bits.py``) against an explicit gather of every resample in
 ``test_stats_data_snooping.py``; the CSCV kernel by Sharpe against the split-by-split recipe
 of Bailey et al. (2017) in ``test_stats_pbo.py``; ``_banded_positions`` by the momentum
 oracle in ``tests/strategies``. Here: ``_row_pass`` (``path_statistics``), the CSCV kernel
