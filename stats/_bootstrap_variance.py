@@ -55,17 +55,9 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numpy.typing import NDArray
 
-from stats._data_snooping import (
-    LANES,
-    ResampleDraws,
-    _entry_alloca,
-    _is_lane_array,
-    _lane_prefix,
-    _lane_row,
-    _lane_zero,
-    _pair,
-)
+from stats._data_snooping import ResampleDraws, _lane_prefix
 from stats._fixed_math import log_scalar
+from stats._lanes import LANES, entry_alloca, is_lane_array, lane_row, lane_zero, shape_pair
 
 FloatArray = NDArray[np.float64]
 
@@ -96,10 +88,10 @@ def _circular_sums_typer(typingctx, values, mu, ring, length, last, sums):  # ty
     reordered), lane ``c`` the scalar sequence of row ``c`` alone.
     """
     if not (
-        _is_lane_array(values)
-        and _is_lane_array(mu)
-        and _is_lane_array(ring)
-        and _is_lane_array(sums)
+        is_lane_array(values)
+        and is_lane_array(mu)
+        and is_lane_array(ring)
+        and is_lane_array(sums)
         and isinstance(length, types.Integer)
         and isinstance(last, types.Integer)
     ):
@@ -111,42 +103,38 @@ def _circular_sums_typer(typingctx, values, mu, ring, length, last, sums):  # ty
         mean = context.make_array(sig.args[1])(context, builder, args[1]).data
         prefix = context.make_array(sig.args[2])(context, builder, args[2])
         out = context.make_array(sig.args[5])(context, builder, args[5]).data
-        n = _pair(builder, rows.shape)[0]
-        size = _pair(builder, prefix.shape)[0]
+        n = shape_pair(builder, rows.shape)[0]
+        size = shape_pair(builder, prefix.shape)[0]
         one = ir.Constant(n.type, 1)
         mask = builder.sub(size, one)
         span = context.cast(builder, args[3], sig.args[3], types.intp)
         tail_span = context.cast(builder, args[4], sig.args[4], types.intp)
-        mu_v = builder.load(_lane_row(builder, mean, ir.Constant(n.type, 0)), align=8)
-        p = _entry_alloca(builder, _lane_zero())
-        full = _entry_alloca(builder, _lane_zero())
-        tail = _entry_alloca(builder, _lane_zero())
-        builder.store(
-            _lane_zero(), _lane_row(builder, prefix.data, ir.Constant(n.type, 0)), align=8
-        )
+        mu_v = builder.load(lane_row(builder, mean, ir.Constant(n.type, 0)), align=8)
+        p = entry_alloca(builder, lane_zero())
+        full = entry_alloca(builder, lane_zero())
+        tail = entry_alloca(builder, lane_zero())
+        builder.store(lane_zero(), lane_row(builder, prefix.data, ir.Constant(n.type, 0)), align=8)
         count = builder.sub(builder.add(n, span), one)
         with cgutils.for_range(builder, count) as loop:
             j = builder.add(loop.index, one)
             t = loop.index
             t = builder.select(builder.icmp_signed(">=", t, n), builder.sub(t, n), t)
-            v = builder.load(_lane_row(builder, rows.data, t), align=8)
+            v = builder.load(lane_row(builder, rows.data, t), align=8)
             now = builder.fadd(builder.load(p), builder.fsub(v, mu_v))
             builder.store(now, p)
-            builder.store(now, _lane_row(builder, prefix.data, builder.and_(j, mask)), align=8)
+            builder.store(now, lane_row(builder, prefix.data, builder.and_(j, mask)), align=8)
             with builder.if_then(builder.icmp_signed(">=", j, span), likely=True):
                 s = builder.sub(j, span)
                 before = builder.load(
-                    _lane_row(builder, prefix.data, builder.and_(s, mask)), align=8
+                    lane_row(builder, prefix.data, builder.and_(s, mask)), align=8
                 )
                 a = builder.fsub(now, before)
                 end = builder.and_(builder.add(s, tail_span), mask)
-                b = builder.fsub(
-                    builder.load(_lane_row(builder, prefix.data, end), align=8), before
-                )
+                b = builder.fsub(builder.load(lane_row(builder, prefix.data, end), align=8), before)
                 builder.store(builder.fadd(builder.load(full), builder.fmul(a, a)), full)
                 builder.store(builder.fadd(builder.load(tail), builder.fmul(b, b)), tail)
-        builder.store(builder.load(full), _lane_row(builder, out, ir.Constant(n.type, 0)), align=8)
-        builder.store(builder.load(tail), _lane_row(builder, out, ir.Constant(n.type, 1)), align=8)
+        builder.store(builder.load(full), lane_row(builder, out, ir.Constant(n.type, 0)), align=8)
+        builder.store(builder.load(tail), lane_row(builder, out, ir.Constant(n.type, 1)), align=8)
         return context.get_dummy_value()
 
     return signature, codegen

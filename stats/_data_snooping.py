@@ -41,6 +41,15 @@ from numpy.typing import NDArray
 from scipy import optimize
 
 from stats._fixed_math import exp_scalar, log_scalar
+from stats._lanes import (
+    LANES,
+    VECTOR,
+    entry_alloca,
+    is_lane_array,
+    lane_row,
+    lane_zero,
+    shape_pair,
+)
 from stats._sharpe_inference import expected_max_sharpe
 from stats._validation import input_error
 
@@ -120,12 +129,6 @@ class ResampleDraws:
         return cls(n_obs, s, e, 0 if mean_length > 0 else fixed, float(mean_length))
 
 
-#: Configs side by side in the compiled kernels: the lanes of one ``<8 x double>`` register
-#: (written as LLVM IR in the intrinsics below: numba compiles without SLP vectorisation, so
-#: it would not pack them itself), or a tuple of 8 float64 in the short numba loops. Every
-#: lane runs the scalar sequence of its own row, so a row's bits do not depend on its
-#: neighbours or on the vector width.
-LANES = 8
 #: The zero value of a lane tuple.
 ZERO8 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -179,42 +182,6 @@ def sub8(a, b):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     )
 
 
-def _is_lane_array(a: types.Type, ndim: int = 2) -> bool:
-    """A C-contiguous float64 array of ``ndim`` dimensions (typing check of the intrinsics)."""
-    return (
-        isinstance(a, types.Array)
-        and a.dtype == types.float64
-        and a.layout == "C"
-        and a.ndim == ndim
-    )
-
-
-def _lane_row(builder: ir.IRBuilder, array: ir.Value, row: ir.Value) -> ir.Value:
-    """Pointer to row ``row`` of a C-contiguous ``(N, 8)`` float64 array, as ``<8 x double>*``."""
-    lanes = ir.VectorType(ir.DoubleType(), LANES)
-    start = builder.gep(array, [builder.mul(row, ir.Constant(row.type, LANES))])
-    return builder.bitcast(start, lanes.as_pointer())
-
-
-def _pair(builder: ir.IRBuilder, shape: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """The two items of a 2-d array's shape."""
-    return builder.extract_value(shape, 0), builder.extract_value(shape, 1)
-
-
-def _entry_alloca(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
-    """A stack slot in the function's entry block (so it becomes a register), set to ``value``."""
-    with builder.goto_entry_block():
-        slot = builder.alloca(value.type)
-    builder.store(value, slot)
-    return slot
-
-
-def _lane_zero() -> ir.Constant:
-    """``<8 x double>`` of ``+0.0``."""
-    lanes = ir.VectorType(ir.DoubleType(), LANES)
-    return ir.Constant(lanes, [ir.Constant(ir.DoubleType(), 0.0)] * LANES)
-
-
 def _lane_prefix_typer(typingctx, x, lo, prefix, values, total):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
     """Rows ``lo .. lo + 7`` of ``x`` (the last row repeated past the end) side by side.
 
@@ -228,17 +195,17 @@ def _lane_prefix_typer(typingctx, x, lo, prefix, values, total):  # type: ignore
     keep_prefix = prefix != types.none
     keep_values = values != types.none
     if not (
-        _is_lane_array(x)
-        and _is_lane_array(total)
-        and (_is_lane_array(prefix) or not keep_prefix)
-        and (_is_lane_array(values) or not keep_values)
+        is_lane_array(x)
+        and is_lane_array(total)
+        and (is_lane_array(prefix) or not keep_prefix)
+        and (is_lane_array(values) or not keep_values)
     ):
         return None
     signature = types.void(x, lo, prefix, values, total)
 
     def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
         rows = context.make_array(sig.args[0])(context, builder, args[0])
-        m, n = _pair(builder, rows.shape)
+        m, n = shape_pair(builder, rows.shape)
         zero_row = ir.Constant(n.type, 0)
         first = context.cast(builder, args[1], sig.args[1], types.intp)
         top = builder.sub(m, ir.Constant(m.type, 1))
@@ -247,26 +214,26 @@ def _lane_prefix_typer(typingctx, x, lo, prefix, values, total):  # type: ignore
             r = builder.add(first, ir.Constant(first.type, c))
             r = builder.select(builder.icmp_signed("<", r, top), r, top)
             heads.append(builder.gep(rows.data, [builder.mul(r, n)]))
-        acc = _entry_alloca(builder, _lane_zero())
+        acc = entry_alloca(builder, lane_zero())
         if keep_prefix:
             sums = context.make_array(sig.args[2])(context, builder, args[2]).data
-            builder.store(_lane_zero(), _lane_row(builder, sums, zero_row), align=8)
+            builder.store(lane_zero(), lane_row(builder, sums, zero_row), align=8)
         with cgutils.for_range(builder, n) as loop:
             t = loop.index
-            v = ir.Constant(ir.VectorType(ir.DoubleType(), LANES), ir.Undefined)
+            v = ir.Constant(VECTOR, ir.Undefined)
             for c in range(LANES):
                 x_ct = builder.load(builder.gep(heads[c], [t]))
                 v = builder.insert_element(v, x_ct, ir.Constant(ir.IntType(32), c))
             if keep_values:
                 lanes_out = context.make_array(sig.args[3])(context, builder, args[3]).data
-                builder.store(v, _lane_row(builder, lanes_out, t), align=8)
+                builder.store(v, lane_row(builder, lanes_out, t), align=8)
             now = builder.fadd(builder.load(acc), v)
             builder.store(now, acc)
             if keep_prefix:
                 after = builder.add(t, ir.Constant(t.type, 1))
-                builder.store(now, _lane_row(builder, sums, after), align=8)
+                builder.store(now, lane_row(builder, sums, after), align=8)
         out = context.make_array(sig.args[4])(context, builder, args[4]).data
-        builder.store(builder.load(acc), _lane_row(builder, out, zero_row), align=8)
+        builder.store(builder.load(acc), lane_row(builder, out, zero_row), align=8)
         return context.get_dummy_value()
 
     return signature, codegen
@@ -283,9 +250,9 @@ def _block_table_typer(typingctx, prefix, mu, length, table):  # type: ignore[no
     ``prefix`` (n + 1, 8) holds the raw prefix sums, ``mu`` (1, 8) the means.
     """
     if not (
-        _is_lane_array(prefix)
-        and _is_lane_array(mu)
-        and _is_lane_array(table)
+        is_lane_array(prefix)
+        and is_lane_array(mu)
+        and is_lane_array(table)
         and isinstance(length, types.Integer)
     ):
         return None
@@ -295,26 +262,26 @@ def _block_table_typer(typingctx, prefix, mu, length, table):  # type: ignore[no
         sums = context.make_array(sig.args[0])(context, builder, args[0])
         mean = context.make_array(sig.args[1])(context, builder, args[1]).data
         out = context.make_array(sig.args[3])(context, builder, args[3])
-        n = _pair(builder, out.shape)[0]
+        n = shape_pair(builder, out.shape)[0]
         span = context.cast(builder, args[2], sig.args[2], types.intp)
-        lanes = ir.VectorType(ir.DoubleType(), LANES)
+        lanes = VECTOR
         scale = context.cast(builder, args[2], sig.args[2], types.float64)
         wide = ir.Constant(lanes, ir.Undefined)
         for c in range(LANES):
             wide = builder.insert_element(wide, scale, ir.Constant(ir.IntType(32), c))
-        mu_v = builder.load(_lane_row(builder, mean, ir.Constant(n.type, 0)), align=8)
+        mu_v = builder.load(lane_row(builder, mean, ir.Constant(n.type, 0)), align=8)
         shift = builder.fmul(wide, mu_v)
-        whole = builder.load(_lane_row(builder, sums.data, n), align=8)
+        whole = builder.load(lane_row(builder, sums.data, n), align=8)
         with cgutils.for_range(builder, n) as loop:
             k = loop.index
             e = builder.add(k, span)
             wrapped = builder.icmp_signed(">", e, n)
             end = builder.select(wrapped, builder.sub(e, n), e)
-            at_end = builder.load(_lane_row(builder, sums.data, end), align=8)
-            at_start = builder.load(_lane_row(builder, sums.data, k), align=8)
-            extra = builder.select(wrapped, whole, _lane_zero())
+            at_end = builder.load(lane_row(builder, sums.data, end), align=8)
+            at_start = builder.load(lane_row(builder, sums.data, k), align=8)
+            extra = builder.select(wrapped, whole, lane_zero())
             raw = builder.fadd(builder.fsub(at_end, at_start), extra)
-            builder.store(builder.fsub(raw, shift), _lane_row(builder, out.data, k), align=8)
+            builder.store(builder.fsub(raw, shift), lane_row(builder, out.data, k), align=8)
         return context.get_dummy_value()
 
     return signature, codegen
@@ -357,9 +324,9 @@ def _table_sums_typer(typingctx, table, order, first, out):  # type: ignore[no-u
         rows = context.make_array(table_type)(context, builder, args[0])
         starts = context.make_array(order_type)(context, builder, args[1])
         sums = context.make_array(out_type)(context, builder, args[3])
-        reps, blocks = _pair(builder, starts.shape)
+        reps, blocks = shape_pair(builder, starts.shape)
         i64 = ir.IntType(64)
-        lanes = ir.VectorType(ir.DoubleType(), LANES)
+        lanes = VECTOR
         zero = ir.Constant(lanes, [ir.Constant(ir.DoubleType(), 0.0)] * LANES)
         top = builder.sub(reps, ir.Constant(reps.type, 1))
         heads, accs = [], []
@@ -367,7 +334,7 @@ def _table_sums_typer(typingctx, table, order, first, out):  # type: ignore[no-u
             b = builder.add(args[2], ir.Constant(args[2].type, r))
             b = builder.select(builder.icmp_signed("<", b, reps), b, top)
             heads.append(builder.gep(starts.data, [builder.mul(b, blocks)]))
-            accs.append(_entry_alloca(builder, zero))
+            accs.append(entry_alloca(builder, zero))
         with cgutils.for_range(builder, blocks) as loop:
             for r in range(_TABLE_REPS):
                 s = builder.load(builder.gep(heads[r], [loop.index]))
@@ -638,17 +605,17 @@ def _order_rows_typer(typingctx, value, key, hi, lo):  # type: ignore[no-untyped
     float64 of one shape, their width a multiple of 8 (one ``<8 x double>`` per 8 columns:
     ordered compares and selects, no arithmetic).
     """
-    if not (_is_lane_array(value) and value == key):
+    if not (is_lane_array(value) and value == key):
         return None
     signature = types.void(value, key, hi, lo)
 
     def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
         values = context.make_array(sig.args[0])(context, builder, args[0])
         keys = context.make_array(sig.args[1])(context, builder, args[1])
-        width = _pair(builder, values.shape)[1]
+        width = shape_pair(builder, values.shape)[1]
         first = context.cast(builder, args[2], sig.args[2], types.intp)
         second = context.cast(builder, args[3], sig.args[3], types.intp)
-        lanes = ir.VectorType(ir.DoubleType(), LANES)
+        lanes = VECTOR
         rows = [
             builder.gep(array.data, [builder.mul(row, width)])
             for array in (values, keys)

@@ -26,7 +26,8 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from stats._row_kernel import LANES, lane_sums, vstore
+from stats._lanes import LANES
+from stats._row_kernel import lane_sums, vstore
 from stats._validation import input_error
 
 FoldMetric = Literal["sharpe", "mean"]

@@ -29,11 +29,10 @@ from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
 from numpy.typing import NDArray
 
+from stats._lanes import LANES, VECTOR
+
 FloatArray = NDArray[np.float64]
 
-#: Rows reduced side by side, one per SIMD lane.
-LANES = 8
-_VECTOR = ir.VectorType(ir.DoubleType(), LANES)
 _MASK = ir.VectorType(ir.IntType(32), LANES)
 
 
@@ -50,7 +49,7 @@ lane_vector = LaneVector()
 @register_model(LaneVector)
 class _LaneVectorModel(models.PrimitiveModel):
     def __init__(self, dmm: Any, fe_type: Any) -> None:
-        super().__init__(dmm, fe_type, _VECTOR)  # type: ignore[no-untyped-call]
+        super().__init__(dmm, fe_type, VECTOR)  # type: ignore[no-untyped-call]
 
 
 def _lanewise(op: str) -> Any:
@@ -87,7 +86,7 @@ def _vsplat(typingctx: Any, x: Any) -> Any:
     """The float ``x`` in every lane."""
 
     def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        undef = ir.Constant(_VECTOR, ir.Undefined)
+        undef = ir.Constant(VECTOR, ir.Undefined)
         one = builder.insert_element(undef, args[0], ir.Constant(ir.IntType(32), 0))
         return builder.shuffle_vector(one, undef, ir.Constant(_MASK, [0] * LANES))
 
@@ -126,7 +125,7 @@ def _vcolumn(typingctx: Any, x: Any, i0: Any, k: Any) -> Any:
     """Period ``k`` of rows ``i0 .. i0 + 7`` of the 2-D array ``x``, one row per lane."""
 
     def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        v = ir.Constant(_VECTOR, ir.Undefined)
+        v = ir.Constant(VECTOR, ir.Undefined)
         for lane, p in enumerate(_lane_pointers(context, builder, sig.args[0], *args)):
             v = builder.insert_element(v, builder.load(p), ir.Constant(ir.IntType(32), lane))
         return v
@@ -156,7 +155,7 @@ def _vcolumns(typingctx: Any, x: Any, i0: Any, k: Any) -> Any:
     def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
         vecs = []
         for lane, p in enumerate(_lane_pointers(context, builder, sig.args[0], *args)):
-            loaded = builder.load(builder.bitcast(p, _VECTOR.as_pointer()), align=8)
+            loaded = builder.load(builder.bitcast(p, VECTOR.as_pointer()), align=8)
             vecs.append((loaded, [(lane, j) for j in range(LANES)]))  # labels (row, period)
         step = 1
         while step < LANES:  # round r gathers rows 2**r apart, keeping periods by bit r
@@ -190,7 +189,7 @@ def _vstore(typingctx: Any, out: Any, v: Any) -> Any:
         shape = cgutils.unpack_tuple(builder, a.shape)  # type: ignore[no-untyped-call]
         strides = cgutils.unpack_tuple(builder, a.strides)  # type: ignore[no-untyped-call]
         if arrty.layout == "C":  # one vector store
-            builder.store(args[1], builder.bitcast(a.data, _VECTOR.as_pointer()), align=8)
+            builder.store(args[1], builder.bitcast(a.data, VECTOR.as_pointer()), align=8)
             return context.get_dummy_value()
         for lane in range(LANES):
             p = cgutils.get_item_pointer2(  # type: ignore[no-untyped-call]
@@ -219,7 +218,7 @@ def _vload(typingctx: Any, src: Any) -> Any:
 
     def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
         a = context.make_array(sig.args[0])(context, builder, value=args[0])
-        return builder.load(builder.bitcast(a.data, _VECTOR.as_pointer()), align=8)
+        return builder.load(builder.bitcast(a.data, VECTOR.as_pointer()), align=8)
 
     return lane_vector(src), codegen
 
