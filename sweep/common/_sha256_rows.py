@@ -123,3 +123,44 @@ def sha256_rows(
     )
     out[:] = np.frombuffer(joined, dtype=np.uint8).reshape(n, 32)
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_pieces(pieces, starts, lengths, offsets, out):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Write row ``i``: ``pieces[starts[k, i]:][: lengths[k, i]]`` for each ``k`` in order."""
+    k_count, n = starts.shape
+    for i in range(n):
+        pos = offsets[i]
+        for k in range(k_count):
+            a = starts[k, i]
+            size = lengths[k, i]
+            out[pos : pos + size] = pieces[a : a + size]
+            pos += size
+
+
+def sha256_of_pieces(
+    pieces: NDArray[np.uint8], starts: NDArray[np.int64], lengths: NDArray[np.int64]
+) -> NDArray[np.uint8]:
+    """The sha256 of each row made by joining pieces of one byte table, in order.
+
+    Parameters
+    ----------
+    pieces : ndarray of uint8
+        The byte table.
+    starts, lengths : ndarray of int64, shape (k, n)
+        Row ``i`` is the concatenation over ``k`` of
+        ``pieces[starts[k, i] : starts[k, i] + lengths[k, i]]`` (non-negative, within the table).
+
+    Returns
+    -------
+    ndarray of uint8, shape (n, 32)
+        One digest per row (:func:`sha256_rows` of the joined rows).
+    """
+    if starts.size and (
+        starts.min() < 0 or lengths.min() < 0 or (starts + lengths).max() > pieces.size
+    ):
+        raise ValueError("starts, lengths: expected pieces within the byte table")
+    offsets = np.concatenate(([0], np.cumsum(lengths.sum(axis=0)))).astype(np.int64)
+    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    _gather_pieces(np.ascontiguousarray(pieces), starts, lengths, offsets, out)
+    return sha256_rows(out, offsets)

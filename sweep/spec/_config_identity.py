@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sweep.common._sha256_rows import sha256_of_pieces
+
 #: Index of the strategy's child seed sequence spawned from a config's seed.
 STRATEGY_STREAM = 0
 #: First spawn-key word of the sweep's shared resampling seed (ASCII "RESM").
@@ -243,12 +245,21 @@ class ConfigIdTable:
         self._names = sorted(values)
         head, keys, tail = _pieces(strategy, version, self._names)
         last = len(self._names) - 1
-        self._pieces: dict[str, NDArray[np.object_]] = {}
+        #: Every name's pieces (``,`` or the head, its key, a value, the tail after the
+        #: last) in one byte table; a config's bytes are one piece of each name, in order.
+        self._start: dict[str, NDArray[np.int64]] = {}
+        self._length: dict[str, NDArray[np.int64]] = {}
+        table: list[bytes] = []
+        at = 0
         for i, (key, name) in enumerate(zip(keys, self._names, strict=True)):
-            before, after = (head if i == 0 else b"") + key, tail if i == last else b""
-            pieces = np.empty(len(values[name]), dtype=object)
-            pieces[:] = [before + text.encode() + after for text in _encoded(values[name])]
-            self._pieces[name] = pieces
+            before, after = (head if i == 0 else b",") + key, tail if i == last else b""
+            pieces = [before + text.encode() + after for text in _encoded(values[name])]
+            lengths = np.array([len(p) for p in pieces], dtype=np.int64)
+            self._start[name] = at + np.cumsum(lengths) - lengths
+            self._length[name] = lengths
+            table += pieces
+            at += int(lengths.sum())
+        self._table = np.frombuffer(b"".join(table), dtype=np.uint8)
 
     def ids(self, codes: Mapping[str, NDArray[np.integer]]) -> list[str]:
         """The ids of the configs that take value ``codes[name][k]`` of each parameter.
@@ -265,9 +276,11 @@ class ConfigIdTable:
         """
         if not self._names:
             return []
-        columns = [self._pieces[name][codes[name]].tolist() for name in self._names]
-        sha = hashlib.sha256
-        return [sha(b",".join(values)).hexdigest()[:32] for values in zip(*columns, strict=True)]
+        starts = np.stack([self._start[name][codes[name]] for name in self._names])
+        lengths = np.stack([self._length[name][codes[name]] for name in self._names])
+        digests = sha256_of_pieces(self._table, starts, lengths)
+        text = np.ascontiguousarray(digests[:, :16]).tobytes().hex()
+        return [text[k : k + 32] for k in range(0, len(text), 32)]
 
 
 def config_ids(

@@ -40,3 +40,14 @@ def test_no_rows_and_bad_offsets():
         sha256_rows(np.zeros(4, np.uint8), np.array([0, 3, 2], dtype=np.int64))
     with pytest.raises(ValueError, match="offsets"):
         sha256_rows(np.zeros(4, np.uint8), np.array([0, 5], dtype=np.int64))
+
+
+def test_rows_joined_from_pieces_hash_as_their_joined_bytes():
+    table = np.frombuffer(b"head,a=1,a=22,b=x,b=,tail", dtype=np.uint8)
+    starts = np.array([[0, 0, 5], [13, 17, 17], [21, 21, 21]], dtype=np.int64)
+    lengths = np.array([[8, 9, 8], [4, 3, 0], [4, 4, 0]], dtype=np.int64)
+    rows = [b"head,a=1,b=xtail", b"head,a=1,,b=tail", b"a=1,a=22"]
+    got = _sha256_rows.sha256_of_pieces(table, starts, lengths)
+    assert [d.tobytes() for d in got] == [hashlib.sha256(r).digest() for r in rows]
+    with pytest.raises(ValueError, match="within the byte table"):
+        _sha256_rows.sha256_of_pieces(table, starts + 20, lengths)
