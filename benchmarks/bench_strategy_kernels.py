@@ -4,11 +4,13 @@ Each kernel evaluates its whole grid the way the engine feeds it (``evaluate`` o
 sub-batches of 64 configs in grid order, one panel object): momentum on the main job's
 panel (``examples/momentum.toml``: 3 assets, 6,524 returns, 100 lookbacks x 100 bands),
 sma_cross on GOOG daily (1,047 closes; fast 5..50 x slow 10..200, fast < slow: 7,925
-configs; fees 0.001). The base versions are the files of commit ``76bdab2``
-(``git show``), loaded beside the current ones. The two are timed alternately, best of
-``--rounds``; every output (returns, turnover, n_trades) must be bitwise equal.
+configs; fees 0.001). The base versions are the files of commit ``--base`` (default
+``76bdab2``, ``git show``), loaded beside the current ones. The two are timed alternately,
+best of ``--rounds``; every output (returns, turnover, n_trades) must be bitwise equal.
 
-Run: ``python benchmarks/bench_strategy_kernels.py [--rounds N]``.
+Run: ``python benchmarks/bench_strategy_kernels.py [--rounds N] [--base COMMIT]
+[--kernels momentum sma_cross]`` (e.g. ``--base fef7ba3 --kernels momentum`` for the
+banded-positions kernel against the commit that memoised the signals).
 """
 
 from __future__ import annotations
@@ -37,9 +39,9 @@ BASE = "76bdab2"
 SUB_BATCH = 64
 
 
-def _base_module(path: str, name: str, folder: Path) -> ModuleType:
+def _base_module(path: str, name: str, folder: Path, base: str = BASE) -> ModuleType:
     source = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{BASE}:{path}"],
+        ["git", "-C", str(REPO), "show", f"{base}:{path}"],
         check=True,
         capture_output=True,
         text=True,
@@ -114,15 +116,27 @@ def _same(base: Any, new: Any, panel: Panel, batches: list[dict[str, np.ndarray]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="alternated timed rounds")
+    parser.add_argument("--base", default=BASE, help="the commit to compare against")
+    parser.add_argument(
+        "--kernels",
+        nargs="+",
+        choices=("momentum", "sma_cross"),
+        default=["momentum", "sma_cross"],
+        help="which kernels to time",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        base_momentum = _base_module("strategies/momentum.py", "_base_momentum", folder)
-        base_sma = _base_module("strategies/sma_cross.py", "_base_sma_cross", folder)
-        jobs = {
-            "momentum": (base_momentum.Momentum(), Momentum(), *_momentum_job()),
-            "sma_cross": (base_sma.SmaCross(), SmaCross(), *_sma_job()),
-        }
+        jobs = {}
+        if "momentum" in args.kernels:
+            base_momentum = _base_module(
+                "strategies/momentum.py", "_base_momentum", folder, args.base
+            )
+            jobs["momentum"] = (base_momentum.Momentum(), Momentum(), *_momentum_job())
+        if "sma_cross" in args.kernels:
+            base_sma = _base_module("strategies/sma_cross.py", "_base_sma_cross", folder, args.base)
+            jobs["sma_cross"] = (base_sma.SmaCross(), SmaCross(), *_sma_job())
+        print(f"base {args.base}, best of {args.rounds} alternated rounds")
         print(f"{'kernel':10s} {'configs':>8s} {'base s':>8s} {'new s':>8s} {'ratio':>6s}  bits")
         for name, (base, new, panel, batches) in jobs.items():
             n = sum(b[next(iter(b))].shape[0] for b in batches)

@@ -200,3 +200,61 @@ def test_vectorised_kernel_is_bitwise_the_sequential_loop():
         r, t, k = _sequential_kernel(strength, signed, side, bands[j], costs[j])
         assert out_r[j].tobytes() == r.tobytes() and out_t[j].tobytes() == t.tobytes()
         assert out_n[j] == k
+
+
+def _plain_kernel(strength, signed_return, direction, band, cost):  # type: ignore[no-untyped-def]
+    """The compiled kernel's per-config loop in plain Python floats (any direction values)."""
+    n_assets, n_ret = strength.shape
+    returns, turnover, trades = [], [], 0
+    for t in range(n_ret):
+        gross, moved = 0.0, 0.0
+        for a in range(n_assets):
+            s, d, r = float(strength[a, t]), float(direction[a, t]), float(signed_return[a, t])
+            now = d if s > band else 0.0
+            if t == 0:
+                gross += r if now != 0.0 else 0.0
+                step = now
+            else:
+                before = float(direction[a, t - 1]) if strength[a, t - 1] > band else 0.0
+                gross += r if s > band else 0.0
+                step = now - before
+            moved += abs(step)
+            trades += step != 0.0
+        returns.append(gross / n_assets - cost * (moved / n_assets))
+        turnover.append(moved / n_assets)
+    return np.array(returns), np.array(turnover), trades
+
+
+@pytest.mark.parametrize("n_assets", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("odd_directions", [False, True])
+def test_lanes_blocks_and_share_table_keep_the_bits(n_assets: int, odd_directions: bool) -> None:
+    """Groups of bands side by side (short last group, rows in any order), periods in
+    blocks (lengths around the block size) and the ``moved / n_assets`` table (up to 3
+    assets with directions -1, 0, 1; the divide otherwise): the plain loop's bits."""
+    from strategies.momentum import _BLOCK, _LANES, _banded_positions
+
+    rng = np.random.default_rng(11 + n_assets)
+    for n_ret in (1, 2, _BLOCK, _BLOCK + 1, _BLOCK + 2, 2 * _BLOCK + 7):
+        signal = rng.normal(0, 0.01, (n_assets, n_ret))
+        signal[:, : min(20, n_ret // 2)] = np.nan
+        side = np.sign(np.nan_to_num(signal))
+        if odd_directions:
+            side[rng.random(side.shape) < 0.1] = 0.5
+            side[rng.random(side.shape) < 0.05] = np.nan
+        strength = np.ascontiguousarray(np.abs(signal))
+        strength[rng.random(strength.shape) < 0.02] = 0.0
+        signed = np.ascontiguousarray(side * rng.normal(0, 0.02, (n_assets, n_ret)))
+        bands = np.r_[0.0, rng.uniform(0, 0.02, 2 * _LANES + 1)]
+        costs = rng.uniform(0.0, 0.01, bands.shape[0])
+        n = bands.shape[0]
+        for rows in (rng.permutation(n), rng.permutation(n)[: _LANES + 1], np.array([3])):
+            out_r, out_t = np.full((n, n_ret), 7.0), np.full((n, n_ret), 7.0)
+            out_n = np.full(n, -1, np.int64)
+            _banded_positions(strength, signed, side, bands, costs, rows, out_r, out_t, out_n)
+            for j in range(n):
+                if j not in rows:  # rows not asked for are left alone
+                    assert (out_r[j] == 7.0).all() and (out_t[j] == 7.0).all() and out_n[j] == -1
+                    continue
+                r, t, k = _plain_kernel(strength, signed, side, bands[j], costs[j])
+                assert out_r[j].tobytes() == r.tobytes() and out_t[j].tobytes() == t.tobytes()
+                assert out_n[j] == k
