@@ -1,6 +1,6 @@
 """The bootstrap stages, this tree against the base commit, alternated in one run, same bits.
 
-Stages (issue 43; ``benchmarks/roofline.md`` section 5): ``bootstrap_long_run_sd``,
+Stages (issue 43; ``docs/benchmarks/roofline.md`` section 5): ``bootstrap_long_run_sd``,
 ``centred_resample_means`` and ``summarize_null``, on the main job's excess returns
 (``examples/momentum.toml``: T = 6,524, 200 replications, circular blocks of 21) for
 ``--configs`` configs (spread over the grid), in sub-batches of 64 rows as the engine calls

@@ -143,7 +143,7 @@ def main() -> None:
     }
     print(
         f"\nbest of {args.rounds} alternated rounds, configs/s on one core; bound: "
-        "benchmarks/roofline.md at the rates measured now"
+        "docs/benchmarks/roofline.md at the rates measured now"
     )
     print(
         f"{'workload':42s} {'base':>9s} {'this tree':>10s} {'ratio':>6s} {'bound':>10s} "

@@ -1,6 +1,6 @@
 """The per-config metric passes at the base commit and now, side by side, on the same rows.
 
-Stages (issue 43; ``benchmarks/roofline.md`` section 5): ``path_statistics`` of the returns
+Stages (issue 43; ``docs/benchmarks/roofline.md`` section 5): ``path_statistics`` of the returns
 (equity path, no blocks) and of the excess returns (16 PBO blocks, no equity path),
 ``fold_values`` of the excess returns on the main job's walk-forward folds, and the whole of
 ``config_metrics`` without bootstrap draws (the bootstrap stages are timed elsewhere). The

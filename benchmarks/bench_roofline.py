@@ -1,7 +1,7 @@
 """Measured configs/s of three kernels against a bound derived from their essential work.
 
 Issue 43, deliverable 1 ("the bound, written down"); the derivation and the operation
-counts are in ``benchmarks/roofline.md``. Everything runs in this process on one core:
+counts are in ``docs/benchmarks/roofline.md``. Everything runs in this process on one core:
 
 1. The machine: CPU model, numpy's SIMD levels, numba's target; the clock from a dependent
    chain of scalar float64 adds (latency 3 cycles on Zen 3 and Zen 4); vectorised adds,
@@ -50,7 +50,7 @@ SUB_BATCH = 64
 ADD_LATENCY = 3
 
 
-# ---- counts per config-period (derivation: benchmarks/roofline.md) -------------------------
+# ---- counts per config-period (derivation: docs/benchmarks/roofline.md) -------------------------
 @dataclass(frozen=True)
 class Work:
     """Essential work of one kernel: per config-period and per config."""
@@ -299,8 +299,11 @@ STAGES = (
         "strategy: signals / SMAs, fixed_log",
         [("momentum.py", "evaluate"), ("sma_cross.py", "evaluate")],
     ),
-    ("path_statistics", [("_row_kernel.py", "path_statistics")]),
-    ("fold values", [("_folds.py", "fold_values")]),
+    (
+        "path_statistics",
+        [("_row_kernel.py", "path_statistics"), ("_row_kernel.py", "paired_path_statistics")],
+    ),
+    ("fold values", [("_folds.py", "fold_values"), ("_folds.py", "excess_fold_values")]),
     ("centred_resample_means", [("_data_snooping.py", "centred_resample_means")]),
     ("bootstrap_long_run_sd", [("_bootstrap_variance.py", "bootstrap_long_run_sd")]),
     ("config_metrics, rest", [("_metrics.py", "config_metrics")]),
