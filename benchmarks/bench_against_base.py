@@ -20,6 +20,7 @@ Run: ``python benchmarks/bench_against_base.py [--base ae5ceb0] [--rounds 3] [--
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -28,6 +29,7 @@ import tarfile
 import tempfile
 from io import BytesIO
 from pathlib import Path
+from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[1]
 ISSUE_BASE_RATE = 7_396
@@ -58,6 +60,31 @@ def export(commit: str, folder: Path) -> None:
         # A symlink (an old commit tracked one to an absolute venv path) is not code: skip it.
         files = [member for member in tar if not member.issym()]
         tar.extractall(folder, members=files, filter="data")
+
+
+def base_module(commit: str, path: str, name: str) -> ModuleType:
+    """Import ``path`` as it was at ``commit`` as the module ``name``, beside this tree's.
+
+    The file is written to a folder of its own per commit (kept, so numba caches its
+    kernels between runs) and rewritten only when its text differs.
+    """
+    text = subprocess.run(
+        ["git", "-C", str(REPO), "show", f"{commit}:{path}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    folder = Path(tempfile.gettempdir()) / f"raysweep-bench-base-{commit}"
+    folder.mkdir(exist_ok=True)
+    file = folder / f"{name}.py"
+    if not file.exists() or file.read_text() != text:
+        file.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def measure(tree: Path, spec: Path, reps: int = 0) -> float:

@@ -16,10 +16,7 @@ Run: ``python benchmarks/bench_bootstrap_stages.py [--base 76bdab2] [--configs 1
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,33 +27,15 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from bench_against_base import base_module  # noqa: E402
 
 from stats import _bootstrap_variance as new_variance  # noqa: E402
 from stats import _data_snooping as new_snooping  # noqa: E402
 from sweep import load_spec, resolve  # noqa: E402
 from sweep.data._benchmark import benchmark_returns  # noqa: E402
 from sweep.engine._evaluate import SUB_BATCH, config_returns, sweep_draws  # noqa: E402
-
-
-def base_module(commit: str, path: str, name: str) -> ModuleType:
-    """Load ``path`` as it was at ``commit`` as the module ``name`` (its own numba cache)."""
-    text = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{commit}:{path}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    folder = Path(tempfile.gettempdir()) / f"raysweep-bench-base-{commit}"
-    folder.mkdir(exist_ok=True)
-    file = folder / f"{name}.py"
-    if not file.exists() or file.read_text() != text:
-        file.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def same_bits(a: Any, b: Any) -> bool:

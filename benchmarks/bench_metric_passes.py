@@ -15,10 +15,7 @@ Run: ``python benchmarks/bench_metric_passes.py [--batches 4] [--repeat 5]``.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,9 +26,12 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 BASE = "76bdab2"
 SUB_BATCH = 64
+
+from bench_against_base import base_module  # noqa: E402
 
 import sweep  # noqa: E402
 from stats import _folds as new_folds  # noqa: E402
@@ -43,24 +43,6 @@ from sweep.engine._evaluate import (  # noqa: E402
     _run_strategy,
     config_ids_at,
 )
-
-
-def _load_base(path: str, name: str, folder: Path) -> ModuleType:
-    """The file ``path`` as it was at ``BASE``, imported as module ``name``."""
-    source = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{BASE}:{path}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    file = folder / f"{name}.py"
-    file.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -122,59 +104,55 @@ def main() -> None:
     n_configs = SUB_BATCH * len(outputs)
     excess = [np.ascontiguousarray(o.returns - bench[np.newaxis, :]) for o in outputs]
 
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        base_kernel = _load_base("stats/_row_kernel.py", "base_row_kernel", folder)
-        base_folds = _load_base("stats/_folds.py", "base_folds", folder)
-        base_metrics = _load_base("sweep/engine/_metrics.py", "base_metrics", folder)
-        base_metrics.path_statistics = base_kernel.path_statistics  # type: ignore[attr-defined]
-        base_metrics.fold_values = base_folds.fold_values  # type: ignore[attr-defined]
+    base_kernel = base_module(BASE, "stats/_row_kernel.py", "base_row_kernel")
+    base_folds = base_module(BASE, "stats/_folds.py", "base_folds")
+    base_metrics = base_module(BASE, "sweep/engine/_metrics.py", "base_metrics")
+    base_metrics.path_statistics = base_kernel.path_statistics  # type: ignore[attr-defined]
+    base_metrics.fold_values = base_folds.fold_values  # type: ignore[attr-defined]
 
-        stages: dict[str, tuple[Callable[[Any], Callable[[], Any]], ModuleType, ModuleType]] = {
-            "path_statistics(returns, 0 blocks)": (
-                lambda m: lambda: [_path_fields(m.path_statistics(o.returns, 0)) for o in outputs],
-                base_kernel,
-                new_kernel,
+    stages: dict[str, tuple[Callable[[Any], Callable[[], Any]], ModuleType, ModuleType]] = {
+        "path_statistics(returns, 0 blocks)": (
+            lambda m: lambda: [_path_fields(m.path_statistics(o.returns, 0)) for o in outputs],
+            base_kernel,
+            new_kernel,
+        ),
+        "path_statistics(excess, 16 blocks, no equity)": (
+            lambda m: (
+                lambda: [_path_fields(m.path_statistics(e, 16, equity_path=False)) for e in excess]
             ),
-            "path_statistics(excess, 16 blocks, no equity)": (
-                lambda m: (
-                    lambda: [
-                        _path_fields(m.path_statistics(e, 16, equity_path=False)) for e in excess
-                    ]
-                ),
-                base_kernel,
-                new_kernel,
+            base_kernel,
+            new_kernel,
+        ),
+        "fold_values(excess, walk-forward, sharpe)": (
+            lambda m: lambda: [m.fold_values(e, plan, "sharpe") for e in excess],
+            base_folds,
+            new_folds,
+        ),
+        "config_metrics (no bootstrap)": (
+            lambda m: (
+                lambda: [
+                    (lambda c: (c.columns, c.fold_values))(
+                        m.config_metrics(o, bench, None, settings, plan, "sharpe")
+                    )
+                    for o in outputs
+                ]
             ),
-            "fold_values(excess, walk-forward, sharpe)": (
-                lambda m: lambda: [m.fold_values(e, plan, "sharpe") for e in excess],
-                base_folds,
-                new_folds,
-            ),
-            "config_metrics (no bootstrap)": (
-                lambda m: (
-                    lambda: [
-                        (lambda c: (c.columns, c.fold_values))(
-                            m.config_metrics(o, bench, None, settings, plan, "sharpe")
-                        )
-                        for o in outputs
-                    ]
-                ),
-                base_metrics,
-                new_metrics,
-            ),
-        }
-        print(f"momentum main job: {n_configs} configs, sub-batches of {SUB_BATCH}, T {bench.size}")
-        print(f"{'stage':48s} {'base us/cfg':>12s} {'new us/cfg':>11s} {'speed-up':>9s}")
-        for name, (make, base_mod, new_mod) in stages.items():
-            base_fn, new_fn = make(base_mod), make(new_mod)
-            assert _same(base_fn(), new_fn()), f"{name}: the bits differ"
-            times = {"base": float("inf"), "new": float("inf")}
-            for _ in range(args.repeat):  # alternate, best of each
-                times["base"] = min(times["base"], _best(base_fn, 1))
-                times["new"] = min(times["new"], _best(new_fn, 1))
-            b, n = (times[k] / n_configs * 1e6 for k in ("base", "new"))
-            print(f"{name:48s} {b:12.2f} {n:11.2f} {b / n:8.2f}x")
-        print("outputs bitwise equal: yes")
+            base_metrics,
+            new_metrics,
+        ),
+    }
+    print(f"momentum main job: {n_configs} configs, sub-batches of {SUB_BATCH}, T {bench.size}")
+    print(f"{'stage':48s} {'base us/cfg':>12s} {'new us/cfg':>11s} {'speed-up':>9s}")
+    for name, (make, base_mod, new_mod) in stages.items():
+        base_fn, new_fn = make(base_mod), make(new_mod)
+        assert _same(base_fn(), new_fn()), f"{name}: the bits differ"
+        times = {"base": float("inf"), "new": float("inf")}
+        for _ in range(args.repeat):  # alternate, best of each
+            times["base"] = min(times["base"], _best(base_fn, 1))
+            times["new"] = min(times["new"], _best(new_fn, 1))
+        b, n = (times[k] / n_configs * 1e6 for k in ("base", "new"))
+        print(f"{name:48s} {b:12.2f} {n:11.2f} {b / n:8.2f}x")
+    print("outputs bitwise equal: yes")
 
 
 if __name__ == "__main__":

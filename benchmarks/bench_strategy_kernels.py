@@ -16,13 +16,9 @@ banded-positions kernel against the commit that memoised the signals).
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -31,29 +27,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from bench_against_base import base_module  # noqa: E402
+
 from strategies._panel import Panel, frozen_panel  # noqa: E402
 from strategies.momentum import Momentum  # noqa: E402
 from strategies.sma_cross import SmaCross  # noqa: E402
 
 BASE = "76bdab2"
 SUB_BATCH = 64
-
-
-def _base_module(path: str, name: str, folder: Path, base: str = BASE) -> ModuleType:
-    source = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{base}:{path}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    file = folder / f"{name}.py"
-    file.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _momentum_job() -> tuple[Panel, list[dict[str, np.ndarray]]]:
@@ -125,35 +106,29 @@ def main() -> None:
         help="which kernels to time",
     )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        jobs = {}
-        if "momentum" in args.kernels:
-            base_momentum = _base_module(
-                "strategies/momentum.py", "_base_momentum", folder, args.base
-            )
-            jobs["momentum"] = (base_momentum.Momentum(), Momentum(), *_momentum_job())
-        if "sma_cross" in args.kernels:
-            base_sma = _base_module("strategies/sma_cross.py", "_base_sma_cross", folder, args.base)
-            jobs["sma_cross"] = (base_sma.SmaCross(), SmaCross(), *_sma_job())
-        print(f"base {args.base}, best of {args.rounds} alternated rounds")
-        print(f"{'kernel':10s} {'configs':>8s} {'base s':>8s} {'new s':>8s} {'ratio':>6s}  bits")
-        for name, (base, new, panel, batches) in jobs.items():
-            n = sum(b[next(iter(b))].shape[0] for b in batches)
-            same = _same(base, new, panel, batches)
-            best = {"base": np.inf, "new": np.inf}
-            for _ in range(args.rounds):
-                for label, kernel in (("base", base), ("new", new)):
-                    t0 = time.perf_counter()
-                    _run(kernel, panel, batches)
-                    best[label] = min(best[label], time.perf_counter() - t0)
-            same = same and _same(base, new, panel, batches)
-            ratio = best["base"] / best["new"]
-            verdict = "same" if same else "DIFFERENT"
-            print(
-                f"{name:10s} {n:8d} {best['base']:8.3f} {best['new']:8.3f} {ratio:6.2f}  {verdict}"
-            )
-            assert same, f"{name}: outputs differ from the base"
+    jobs = {}
+    if "momentum" in args.kernels:
+        base_momentum = base_module(args.base, "strategies/momentum.py", "_base_momentum")
+        jobs["momentum"] = (base_momentum.Momentum(), Momentum(), *_momentum_job())
+    if "sma_cross" in args.kernels:
+        base_sma = base_module(args.base, "strategies/sma_cross.py", "_base_sma_cross")
+        jobs["sma_cross"] = (base_sma.SmaCross(), SmaCross(), *_sma_job())
+    print(f"base {args.base}, best of {args.rounds} alternated rounds")
+    print(f"{'kernel':10s} {'configs':>8s} {'base s':>8s} {'new s':>8s} {'ratio':>6s}  bits")
+    for name, (base, new, panel, batches) in jobs.items():
+        n = sum(b[next(iter(b))].shape[0] for b in batches)
+        same = _same(base, new, panel, batches)
+        best = {"base": np.inf, "new": np.inf}
+        for _ in range(args.rounds):
+            for label, kernel in (("base", base), ("new", new)):
+                t0 = time.perf_counter()
+                _run(kernel, panel, batches)
+                best[label] = min(best[label], time.perf_counter() - t0)
+        same = same and _same(base, new, panel, batches)
+        ratio = best["base"] / best["new"]
+        verdict = "same" if same else "DIFFERENT"
+        print(f"{name:10s} {n:8d} {best['base']:8.3f} {best['new']:8.3f} {ratio:6.2f}  {verdict}")
+        assert same, f"{name}: outputs differ from the base"
 
 
 if __name__ == "__main__":
