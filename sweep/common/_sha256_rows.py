@@ -13,6 +13,7 @@ the same either way.
 from __future__ import annotations
 
 import ctypes.util
+import functools
 import hashlib
 import itertools
 from typing import Any
@@ -29,8 +30,14 @@ from numpy.typing import NDArray
 _CONTEXT_BYTES = 256
 
 
-def _load_libcrypto() -> bool:
-    """Load OpenSSL's libcrypto for the compiled loop; False if it cannot be found."""
+@functools.cache
+def libcrypto_loaded() -> bool:
+    """Load OpenSSL's libcrypto for the compiled loop; False if it cannot be loaded.
+
+    Done once, on first use rather than at import: finding and loading the library costs
+    about 70 ms, which every process importing the engine (the CLI, each Ray worker) would
+    otherwise pay.
+    """
     name = ctypes.util.find_library("crypto")
     if name is None:
         return False
@@ -40,9 +47,6 @@ def _load_libcrypto() -> bool:
         return all(hasattr(library, f"SHA256_{step}") for step in ("Init", "Update", "Final"))
     except OSError:
         return False
-
-
-COMPILED = _load_libcrypto()
 
 
 def _openssl(name: str, arity: int) -> Any:
@@ -90,7 +94,7 @@ def _digests(buffer, offsets, out):  # type: ignore[no-untyped-def]  # pragma: n
 
 
 def sha256_rows(
-    buffer: NDArray[np.uint8], offsets: NDArray[np.int64], compiled: bool = COMPILED
+    buffer: NDArray[np.uint8], offsets: NDArray[np.int64], compiled: bool | None = None
 ) -> NDArray[np.uint8]:
     """The sha256 of each row ``buffer[offsets[i]:offsets[i + 1]]``.
 
@@ -100,8 +104,9 @@ def sha256_rows(
         The rows' bytes, end to end (C-contiguous).
     offsets : ndarray of int64, shape (n + 1,)
         Where each row starts, and where the last one ends (non-decreasing, within ``buffer``).
-    compiled : bool
-        Use the compiled loop (default: when libcrypto was loaded); False: ``hashlib``.
+    compiled : bool, optional
+        False: ``hashlib``; otherwise the compiled loop wherever :func:`libcrypto_loaded`
+        (the symbols must be loaded before the loop runs), else ``hashlib``.
 
     Returns
     -------
@@ -114,7 +119,7 @@ def sha256_rows(
         return out
     if not (offsets[0] >= 0 and np.all(np.diff(offsets) >= 0) and offsets[-1] <= buffer.size):
         raise ValueError("offsets: expected non-decreasing positions within the buffer")
-    if compiled:
+    if compiled is not False and libcrypto_loaded():
         _digests(np.ascontiguousarray(buffer), np.ascontiguousarray(offsets, np.int64), out)
         return out
     view = memoryview(np.ascontiguousarray(buffer).data)
