@@ -18,6 +18,8 @@ from sweep.executors._local import LocalExecutor
 from sweep.executors._ray import RayExecutor
 
 __all__ = [
+    "EXECUTOR_CHOICES",
+    "KINDS",
     "BatchOutcome",
     "Executor",
     "LocalExecutor",
@@ -25,7 +27,10 @@ __all__ = [
     "make_executor",
 ]
 
-_KINDS = ("local", "ray")
+#: The engines a sweep can run on, by the name ``--executor`` takes.
+KINDS = ("local", "ray")
+#: What ``--executor`` accepts: an engine, or ``auto`` (chosen per run).
+EXECUTOR_CHOICES = ("auto", *KINDS)
 
 
 def make_executor(kind: str, **options: typing.Any) -> Executor:
@@ -49,5 +54,5 @@ def make_executor(kind: str, **options: typing.Any) -> Executor:
         return RayExecutor(address=options.get("address"), workers=options.get("workers"))
     raise _errors.SpecError(
         f"--executor: expected 'auto', 'local' or 'ray', got {kind!r}"
-        + _errors.close_matches(kind, ("auto", *_KINDS))
+        + _errors.close_matches(kind, EXECUTOR_CHOICES)
     )
