@@ -28,7 +28,7 @@ from stats import fit_amortization
 from sweep.bench._workload import workload_indices
 from sweep.common._range_set import RangeSet
 from sweep.errors import USER_ERRORS
-from sweep.executors import RayExecutor
+from sweep.executors._ray import RayExecutor, ray_identity
 from sweep.executors._task import evaluate_on_worker
 from sweep.plan._planner import PlannerSettings, plan_batches
 from sweep.spec._resolve import ResolvedSweep
@@ -104,7 +104,7 @@ def _stream(
             batch = next(source, None)
             if batch is None:
                 break
-            pending[task.remote(sweep_ref, batch)] = time.time()
+            pending[task.remote(sweep_ref, batch, ray_identity)] = time.time()
         if not pending:
             break
         ready, _ = ray.wait(list(pending), num_returns=1)

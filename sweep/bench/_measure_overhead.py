@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sweep.engine._evaluate import evaluate_batch
-from sweep.executors import RayExecutor
+from sweep.executors._ray import RayExecutor
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._bench_results import OverheadPoint, OverheadResult
 

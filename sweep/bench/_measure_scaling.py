@@ -25,6 +25,7 @@ from stats import fit_usl
 from sweep.bench._workload import workload_indices
 from sweep.engine._evaluate import evaluate_batch
 from sweep.errors import USER_ERRORS
+from sweep.executors._ray import ray_identity
 from sweep.executors._task import evaluate_on_worker
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._bench_results import FitFailed, ScalingPoint, ScalingResult, UslFit
@@ -80,7 +81,7 @@ def _run_limited(
             batch = next(source, None)
             if batch is None:
                 break
-            pending.append(task.remote(sweep_ref, batch))
+            pending.append(task.remote(sweep_ref, batch, ray_identity))
         if not pending:
             break
         ready, pending = ray.wait(pending, num_returns=1)

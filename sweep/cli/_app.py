@@ -34,6 +34,7 @@ from sweep.cli._output import check_output_file, check_output_folder, writing
 from sweep.common import _signals
 from sweep.common._numba_cache import ensure_numba_cache
 from sweep.errors import USER_ERRORS, ExecutionError, SpecError, SweepError, exit_code
+from sweep.executors import EXECUTOR_CHOICES, LOCAL, cluster_named
 from sweep.executors._address import check_local_workers
 from sweep.spec._models import SweepSpec, load_spec
 from sweep.spec._resolve import ResolvedSweep
@@ -119,12 +120,10 @@ def _root(
     """Distributed, resumable, auditable parameter sweeps for trading-strategy backtests."""
 
 
-class ExecutorKind(StrEnum):
-    """Where batches run."""
-
-    auto = "auto"
-    local = "local"
-    ray = "ray"
+#: Where batches run: ``auto`` or a backend (:data:`sweep.executors.EXECUTOR_CHOICES`).
+ExecutorKind = StrEnum("ExecutorKind", {name: name for name in EXECUTOR_CHOICES})  # type: ignore[misc]
+#: ``--executor``'s default.
+AUTO = ExecutorKind("auto")
 
 
 class OnErrorMode(StrEnum):
@@ -182,7 +181,7 @@ def _spec_imports(path: Path, app_dirs: list[Path] | None) -> Iterator[SweepSpec
 
 
 def _check_workers(executor: ExecutorKind, workers: int | None, address: str | None) -> None:
-    if workers is not None and executor is ExecutorKind.local:
+    if workers is not None and executor.value == LOCAL:
         raise SweepError(
             "--workers: applies only with --executor ray or auto (it caps the CPUs of the "
             "local Ray cluster it starts); the local executor runs in this process. "
@@ -438,7 +437,7 @@ def _every_config_failed(run_dir: str, total: int) -> None:
 def run(
     spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML).")],
     run_dir: RunDirOpt = None,
-    executor: ExecutorOpt = ExecutorKind.auto,
+    executor: ExecutorOpt = AUTO,
     address: AddressOpt = None,
     workers: WorkersOpt = None,
     batch_size: BatchOpt = "auto",
@@ -466,7 +465,7 @@ def run(
 @_interruptible
 def resume(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI) to continue.")],
-    executor: ExecutorOpt = ExecutorKind.auto,
+    executor: ExecutorOpt = AUTO,
     address: AddressOpt = None,
     workers: WorkersOpt = None,
     batch_size: BatchOpt = "auto",
@@ -503,7 +502,7 @@ def status(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     address: PassAddressOpt = None,
-    executor: PassExecutorOpt = ExecutorKind.auto,
+    executor: PassExecutorOpt = AUTO,
     workers: WorkersOpt = None,
 ) -> None:
     """Show progress of a run folder: done, failed, parts, sessions, last activity, hash.
@@ -542,7 +541,7 @@ def status(
     ]
     if info.recorded is not None and info.table_hash is not None:
         lines.append(_fields([f"recorded:      {info.recorded.describe(info.table_hash)}"], 15))
-    if passes.on_ray and passes.choice is not None:  # shown when not the usual in-process
+    if passes.on_cluster and passes.choice is not None:  # shown when not the usual in-process
         lines.append(_fields([f"parts read:    on Ray ({passes.choice.reason})"], 15))
     if info.live is not None:
         lines.append(f"next:          a driver is running; follow it with: sweep status {run_dir}")
@@ -627,7 +626,7 @@ def _driver_text(lock: LockInfo | None) -> str:
 def verify(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI).")],
     address: PassAddressOpt = None,
-    executor: PassExecutorOpt = ExecutorKind.auto,
+    executor: PassExecutorOpt = AUTO,
     workers: WorkersOpt = None,
 ) -> None:
     """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch).
@@ -706,7 +705,7 @@ def reproduce(
         typer.Option(
             "--executor", help="Where to re-compute. auto: Ray with --address, else here."
         ),
-    ] = ExecutorKind.auto,
+    ] = AUTO,
     address: AddressOpt = None,
     workers: WorkersOpt = None,
     show: Annotated[
@@ -727,7 +726,7 @@ def reproduce(
 
     _check_workers(executor, workers, address)
     settings = ReproduceSettings(sample=sample, seed=seed, parts=parts)  # SweepError if empty
-    kind = "ray" if executor is ExecutorKind.ray or address else "local"
+    kind = cluster_named(executor.value, address) or LOCAL
     with importing_from(allowed_roots(app_dir, run_dir)), _named_data(run_dir, data):
         found = reproduce_run(
             run_dir,
@@ -819,7 +818,7 @@ def results(
     ] = False,
     allow_import: AllowImportOpt = None,
     address: PassAddressOpt = None,
-    executor: PassExecutorOpt = ExecutorKind.auto,
+    executor: PassExecutorOpt = AUTO,
     workers: WorkersOpt = None,
     app_dir: AllowedAppDirOpt = None,
 ) -> None:
@@ -1007,7 +1006,7 @@ def report(
     allow_import: AllowImportOpt = None,
     data: DataOpt = None,
     address: PassAddressOpt = None,
-    executor: PassExecutorOpt = ExecutorKind.auto,
+    executor: PassExecutorOpt = AUTO,
     workers: WorkersOpt = None,
     app_dir: AllowedAppDirOpt = None,
 ) -> None:

@@ -1,58 +1,124 @@
-"""Executors: where batches are evaluated. The driver only sees this interface.
+"""Backends: where batches and the passes after a sweep run. Nothing else names an engine.
 
-Owns the :class:`Executor` protocol, the in-process and Ray executors, the task a Ray worker
-runs and the clean-up of orphaned local Ray sessions. May import ``common``, ``spec``,
-``store`` and ``engine``; never ``plan``, ``runner``, ``report``, ``bench`` or the CLI.
+Owns the backend protocol (:class:`Executor`), its three implementations (in-process, Ray,
+Dask), the task every worker runs, the registry below and the clean-up of what a killed
+local cluster left running. May import ``common``, ``spec``, ``store`` and ``engine``;
+never ``plan``, ``runner``, ``report``, ``bench`` or the CLI.
 
-``RayExecutor`` and ``LocalExecutor`` import Ray only when started. Inside the engine,
-``_task.evaluate_on_worker`` is the task every Ray worker runs (one batch and the worker's
-timing) and ``_ray_orphans.before_local_ray_start`` stops what a killed local Ray session
-left running.
+The rest of raysweep picks a backend by its name (``--executor``) through this registry:
+:data:`KINDS`, :func:`make_executor`, :func:`cluster_named` (which engine an address
+belongs to), :func:`local_cluster_kind` (the engine ``auto`` may start a local cluster of)
+and each backend's assumed costs (:func:`assumed_costs`). Adding an engine is a module here
+and a line in :data:`_CLUSTERS`.
 """
 
+from __future__ import annotations
+
 import typing
+from collections.abc import Sequence
 
 from sweep import errors as _errors
 from sweep.executors._base import BatchOutcome, Executor
+from sweep.executors._cluster import ClusterExecutor
+from sweep.executors._dask import DaskExecutor, scheduler_address
 from sweep.executors._local import LocalExecutor
 from sweep.executors._ray import RayExecutor
+from sweep.executors._ray_orphans import stop_leftovers_of
+
+if typing.TYPE_CHECKING:
+    from sweep.store._record import Session
 
 __all__ = [
     "EXECUTOR_CHOICES",
     "KINDS",
+    "LOCAL",
     "BatchOutcome",
+    "ClusterExecutor",
     "Executor",
     "LocalExecutor",
-    "RayExecutor",
+    "assumed_costs",
+    "clean_up_dead_sessions",
+    "cluster_named",
+    "local_cluster_kind",
     "make_executor",
+    "title_of",
 ]
 
-#: The engines a sweep can run on, by the name ``--executor`` takes.
-KINDS = ("local", "ray")
-#: What ``--executor`` accepts: an engine, or ``auto`` (chosen per run).
+#: The in-process backend's name (no engine).
+LOCAL = "local"
+_CLUSTERS: dict[str, type[ClusterExecutor]] = {"ray": RayExecutor, "dask": DaskExecutor}
+#: The backends a sweep can run on, by the name ``--executor`` takes.
+KINDS = (LOCAL, *_CLUSTERS)
+#: What ``--executor`` accepts: a backend, or ``auto`` (chosen per run).
 EXECUTOR_CHOICES = ("auto", *KINDS)
+
+#: Assumed costs of a local cluster not yet measured, per engine: the start-up before the
+#: first batch runs (the engine, its worker processes, their imports and compiled kernels,
+#: the planner's pilots) and the per-task overhead (transport and scheduling). Ray: on the
+#: 2-core development machine ``ray.init`` alone took 8.4-10.8 s (``bench_plan.py``) and
+#: issue 15 measured the main job at 15.6 s on a fresh local cluster vs about 2.5 s on a
+#: warm one, i.e. about 13 s of start-up; ``sweep plan`` and ``sweep bench overhead``
+#: measured 2-10 ms a task. Dask: ``benchmarks/bench_backends.py`` measured a
+#: ``LocalCluster`` of 2 processes ready with the sweep scattered in about 4 s and 2-4 ms a
+#: task on the same machine.
+_ASSUMED_COSTS = {"ray": (12.0, 0.01), "dask": (6.0, 0.01)}
 
 
 def make_executor(kind: str, **options: typing.Any) -> Executor:
-    """Return an executor by name.
+    """Return a backend by name (not started).
 
     Parameters
     ----------
-    kind : {"local", "ray"}
-        In-process, or on a Ray cluster.
+    kind : str
+        One of :data:`KINDS`.
     **options
-        ``address`` and ``workers`` for Ray.
+        ``address`` and ``workers`` for a distributed engine.
 
     Returns
     -------
     Executor
-        The executor (not started).
+        The backend.
     """
-    if kind == "local":
+    if kind == LOCAL:
         return LocalExecutor()
-    if kind == "ray":
-        return RayExecutor(address=options.get("address"), workers=options.get("workers"))
-    raise _errors.SpecError(
-        f"--executor: expected 'auto', 'local' or 'ray', got {kind!r}"
-        + _errors.close_matches(kind, EXECUTOR_CHOICES)
-    )
+    backend = _CLUSTERS.get(kind)
+    if backend is None:
+        raise _errors.SpecError(
+            f"--executor: expected one of {', '.join(EXECUTOR_CHOICES)}, got {kind!r}"
+            + _errors.close_matches(kind, EXECUTOR_CHOICES)
+        )
+    return backend(address=options.get("address"), workers=options.get("workers"))
+
+
+def cluster_named(kind: str, address: str | None) -> str | None:
+    """The engine a cluster address (or ``DASK_SCHEDULER_ADDRESS``) names, for ``auto``.
+
+    ``tcp://`` (a Dask scheduler's scheme) or no address but ``DASK_SCHEDULER_ADDRESS`` set:
+    Dask; any other address: Ray. None: no cluster named (``auto`` then weighs a local
+    cluster against in-process). A named engine (``kind`` not ``auto``) is returned as is.
+    """
+    if kind != "auto":
+        return kind
+    if address:
+        return "dask" if address.startswith("tcp://") else "ray"
+    return "dask" if scheduler_address(None) else None
+
+
+def local_cluster_kind() -> str:
+    """The engine ``auto`` starts a local cluster of when one is predicted to finish first."""
+    return "ray"
+
+
+def assumed_costs(kind: str) -> tuple[float, float]:
+    """``(start-up seconds, seconds per task)`` assumed for a local cluster of ``kind``."""
+    return _ASSUMED_COSTS[kind]
+
+
+def title_of(kind: str) -> str:
+    """A backend's name in messages: ``in-process``, ``Ray``, ``Dask``."""
+    return LocalExecutor.title if kind == LOCAL else _CLUSTERS[kind].title
+
+
+def clean_up_dead_sessions(sessions: Sequence[Session]) -> None:
+    """Stop what the killed sessions of a run left running on this machine (Ray's agents)."""
+    stop_leftovers_of(sessions)

@@ -3,8 +3,8 @@
 ``ray.init(address=...)`` retries a host and port where nothing listens for minutes (each
 attempt logs "Failed to connect to GCS" and waits again), and passes a malformed address to
 Ray's own parser. Here an address is parsed first (``host:port``, ``[v6]:port``,
-``ray://host:port`` or ``auto``) and a TCP connection to it is tried for at most
-:data:`CONNECT_WAIT_S` seconds: a bad or silent address is one line and exit 2
+``ray://host:port``, a Dask scheduler's ``tcp://host:port`` or ``auto``) and a TCP
+connection to it is tried for at most :data:`CONNECT_WAIT_S` seconds: a bad or silent address is one line and exit 2
 (:class:`sweep.errors.ClusterAddressError`). A port that accepts connections but is not a
 Ray head is left to Ray's own wait.
 """
@@ -21,6 +21,8 @@ from sweep.errors import ClusterAddressError, SweepError
 #: Seconds a cluster address may take to accept a TCP connection (a head just started may
 #: need a few seconds before its port opens).
 CONNECT_WAIT_S = 15.0
+#: The schemes an address may start with (Ray's client, Dask's scheduler).
+SCHEMES = ("ray://", "tcp://")
 #: Seconds between connection attempts within :data:`CONNECT_WAIT_S`.
 _RETRY_S = 0.5
 
@@ -35,7 +37,9 @@ def split_address(address: str) -> tuple[str, int] | None:
     """
     if address == "auto":
         return None
-    text = address.removeprefix("ray://")
+    text = address
+    for scheme in SCHEMES:
+        text = text.removeprefix(scheme)
     try:
         parts = urlsplit(f"//{text}")
         host, port = parts.hostname, parts.port
@@ -74,7 +78,8 @@ def wait_for_listener(address: str, timeout: float | None = None) -> None:
         time.sleep(_RETRY_S)
     raise ClusterAddressError(
         f"--address {address}: nothing accepted a connection there within {timeout:g} s "
-        f"({last}); start the cluster's head (ray start --head) or give its address"
+        f"({last}); start the cluster's head (ray start --head, or dask scheduler) or give "
+        "its address"
     )
 
 
@@ -89,7 +94,7 @@ def check_local_workers(workers: int | None) -> None:
     cpus = os.cpu_count() or 1
     if workers is not None and workers > cpus:
         raise SweepError(
-            f"--workers {workers}: this machine has {cpus} CPUs, and a local Ray cluster of "
+            f"--workers {workers}: this machine has {cpus} CPUs, and a local cluster of "
             "more workers than CPUs only queues them; give at most that many, or join a "
             "larger cluster with --address"
         )
@@ -98,5 +103,5 @@ def check_local_workers(workers: int | None) -> None:
 def _malformed(address: str, why: str) -> ClusterAddressError:
     return ClusterAddressError(
         f"--address {address!r}: not a cluster address ({why}); expected host:port, "
-        "[v6 address]:port, ray://host:port or auto"
+        "[v6 address]:port, ray://host:port, tcp://host:port (a Dask scheduler) or auto"
     )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import socket
+import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,14 +18,21 @@ from sweep.executors._base import BatchOutcome
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._record import ExecutorInfo, TaskTelemetry, WorkerTiming
 
+T = TypeVar("T")
+
 
 class LocalExecutor:
     """Evaluate batches in the driver's own process, one at a time."""
 
     name = "local"
+    title = "in-process"
+    address: str | None = None
 
     def __init__(self) -> None:
         self._sweep: ResolvedSweep | None = None
+
+    def connect(self) -> None:
+        """Nothing to start."""
 
     def start(self, sweep: ResolvedSweep) -> None:
         """Keep the sweep, its panel's arrays made immutable (one copy, nothing to ship).
@@ -66,6 +75,33 @@ class LocalExecutor:
                 compute_seconds=result.compute_seconds,
             )
             yield BatchOutcome(indices, result, telemetry)
+
+    @property
+    def groups_wanted(self) -> int:
+        """A pass's parts one at a time: the driver holds one part's answer at once."""
+        return sys.maxsize
+
+    def map_groups(
+        self,
+        body: Callable[..., T],
+        location: str,
+        groups: Sequence[list[str]],
+        args: tuple[Any, ...],
+    ) -> Iterator[tuple[int, T]]:
+        """``body(location, group, *args)`` here, one group after another."""
+        for k, group in enumerate(groups):
+            yield k, body(location, group, *args)
+
+    def map_runs(
+        self,
+        body: Callable[..., T],
+        shared: tuple[Any, ...],
+        runs: Iterable[Any],
+        extra: tuple[Any, ...],
+    ) -> Iterator[T]:
+        """``body(*shared, run, *extra)`` here, one run after another."""
+        for run in runs:
+            yield body(*shared, run, *extra)
 
     def close(self) -> None:
         """Nothing to release."""

@@ -1,14 +1,16 @@
-"""``--executor auto``: in-process or Ray, whichever is predicted to finish first.
+"""``--executor auto``: in-process or on a cluster, whichever is predicted to finish first.
 
-The rule (:func:`choose_executor`): with a cluster address (``--address`` or
-``RAY_ADDRESS``) the sweep runs on Ray. Without one, the driver first plans in-process (the
-planner's warm-up and pilots measure ``b`` and ``O`` there; their results are kept), then
-predicts the rest of the sweep both ways with :func:`sweep.plan._forecast.predict_wall`:
-in-process from the measured costs, and on a local Ray cluster of ``workers`` CPUs from the
-same ``b`` (same machine), an assumed start-up :data:`RAY_STARTUP_SECONDS` and per-task
-overhead :data:`RAY_TASK_OVERHEAD_SECONDS`, with linear scaling. Starting Ray only to measure
-it would cost more than most sweeps that run in-process, so these are assumptions, recorded
-as such with the choice; ``sweep plan`` measures them on the actual cluster.
+The rule (:func:`choose_executor`): with a cluster address (``--address``, or a scheduler's
+address in the environment: :func:`sweep.executors.cluster_named`) the sweep runs on that
+cluster. Without one, the driver first plans in-process (the planner's warm-up and pilots
+measure ``b`` and ``O`` there; their results are kept), then predicts the rest of the sweep
+both ways with :func:`sweep.plan._forecast.predict_wall`: in-process from the measured
+costs, and on a local cluster (:func:`sweep.executors.local_cluster_kind`) of ``workers``
+CPUs from the same ``b`` (same machine), the backend's assumed start-up and per-task
+overhead (:func:`sweep.executors.assumed_costs`), with linear scaling. Starting a cluster only
+to measure it would cost more than most sweeps that run in-process, so these are
+assumptions, recorded as such with the choice; ``sweep plan`` measures them on the actual
+cluster.
 """
 
 from __future__ import annotations
@@ -16,86 +18,97 @@ from __future__ import annotations
 import math
 import os
 
+from sweep.executors import LOCAL, assumed_costs, local_cluster_kind, title_of
 from sweep.plan._forecast import CostModel, crossover, predict_wall
 from sweep.plan._planner import PlannerSettings
 from sweep.store._record import ExecutorChoice, Plan
 
-#: Assumed start-up of a local Ray cluster before the first batch runs: ``ray.init``, the
-#: worker processes, their imports and compiled kernels, and the planner's pilots. On the
-#: 2-core development machine ``ray.init`` alone took 8.4-10.8 s (``bench_plan.py``) and
-#: issue 15 measured the main job at 15.6 s on a fresh local cluster vs about 2.5 s on a warm
-#: one (3.7 s in-process / 1.46-1.60x), i.e. about 13 s of start-up.
-RAY_STARTUP_SECONDS = 12.0
-#: Assumed per-task overhead on a local Ray cluster (transport and scheduling; ``sweep plan``
-#: and ``sweep bench overhead`` measured 2-10 ms on a 2-core machine).
-RAY_TASK_OVERHEAD_SECONDS = 0.01
-
 
 def local_workers(requested: int | None) -> int:
-    """CPUs a local Ray cluster would use: ``--workers``, else this machine's CPU count."""
+    """CPUs a local cluster would use: ``--workers``, else this machine's CPU count."""
     return requested or os.cpu_count() or 1
+
+
+def assumed_cluster(per_unit: float, floor_overhead: float, workers: int) -> CostModel:
+    """The cost model of a local cluster not measured: the backend's assumed costs."""
+    startup, overhead = assumed_costs(local_cluster_kind())
+    return CostModel(per_unit, max(floor_overhead, overhead), startup, workers)
+
+
+def _assumed_costs_line(suffix: str) -> str:
+    kind = local_cluster_kind()
+    startup, overhead = assumed_costs(kind)
+    return (
+        f"{title_of(kind)} start-up {startup:g} s and {overhead * 1e3:g} ms per task (assumed, "
+        f"not measured{suffix})"
+    )
 
 
 def decide(
     configs: int,
     local: CostModel,
-    ray: CostModel | None,
+    cluster: CostModel | None,
     *,
     address: str | None,
     assumptions: tuple[str, ...] = (),
     settings: PlannerSettings | None = None,
     unit: str = "configs",
+    kind: str | None = None,
 ) -> ExecutorChoice:
     """THE rule of ``--executor auto``, from the costs of both executors.
 
-    Ray when a cluster ``address`` is given; else Ray when it has more than one worker and
-    its predicted wall time (:func:`sweep.plan._forecast.predict_wall`) is below the in-process
-    one; else in-process.
+    The cluster when its ``address`` is given; else the cluster when it has more than one
+    worker and its predicted wall time (:func:`sweep.plan._forecast.predict_wall`) is below
+    the in-process one; else in-process.
 
     Parameters
     ----------
     configs : int
         Configs to run (or parts to check, for the passes after a sweep: see ``unit``).
-    local, ray : CostModel
-        In-process and Ray costs (``ray`` None: not known, in-process), per config (or
-        part).
+    local, cluster : CostModel
+        In-process and cluster costs (``cluster`` None: not known, in-process), per config
+        (or part).
     address : str or None
-        A Ray cluster address.
+        A cluster address.
     assumptions : tuple of str
         What the costs assume (recorded with the choice).
     settings : PlannerSettings, optional
         The planner's targets (the batch the prediction assumes).
     unit : str, optional
         What ``configs`` counts, as the reason says it.
+    kind : str, optional
+        The cluster's backend (default: the one ``auto`` starts locally).
 
     Returns
     -------
     ExecutorChoice
-        ``local`` or ``ray``, the reason and the predicted wall times.
+        ``local`` or the cluster's backend, the reason and the predicted wall times.
     """
     settings = settings or PlannerSettings()
+    kind = kind or local_cluster_kind()
+    title = title_of(kind)
     t_local = predict_wall(configs, local, settings=settings).seconds
-    if ray is None:
+    if cluster is None:
         if address:
-            return ExecutorChoice("auto", "ray", f"a Ray cluster address was given ({address})")
+            return ExecutorChoice("auto", kind, address_reason(kind, address))
         return ExecutorChoice(
-            "auto", "local", "Ray's costs are not known: in-process", configs, t_local
+            "auto", LOCAL, f"{title}'s costs are not known: in-process", configs, t_local
         )
-    t_ray = predict_wall(configs, ray, settings=settings).seconds
-    p = ray.workers
+    t_cluster = predict_wall(configs, cluster, settings=settings).seconds
+    p = cluster.workers
     if address:
-        chosen, reason = "ray", f"a Ray cluster address was given ({address})"
-    elif p > 1 and t_ray < t_local:
-        chosen = "ray"
+        chosen, reason = kind, address_reason(kind, address)
+    elif p > 1 and t_cluster < t_local:
+        chosen = kind
         reason = (
-            f"predicted {_secs(t_ray)} on a local Ray cluster of {p} workers vs "
+            f"predicted {_secs(t_cluster)} on a local {title} cluster of {p} workers vs "
             f"{_secs(t_local)} in-process for {configs:,} {unit}"
         )
     else:
-        chosen = "local"
+        chosen = LOCAL
         reason = (
-            f"predicted {_secs(t_local)} in-process vs {_secs(t_ray)} on a local Ray cluster "
-            f"of {p} worker{'s' if p > 1 else ''} for {configs:,} {unit}"
+            f"predicted {_secs(t_local)} in-process vs {_secs(t_cluster)} on a local {title} "
+            f"cluster of {p} worker{'s' if p > 1 else ''} for {configs:,} {unit}"
         )
     return ExecutorChoice(
         "auto",
@@ -103,11 +116,16 @@ def decide(
         reason,
         configs=configs,
         local_seconds=t_local,
-        ray_seconds=t_ray,
+        ray_seconds=t_cluster,
         ray_workers=p,
-        crossover_configs=crossover(local, ray, settings),
+        crossover_configs=crossover(local, cluster, settings),
         assumptions=assumptions,
     )
+
+
+def address_reason(kind: str, address: str) -> str:
+    """Why a pass or sweep runs on a cluster it was given the address of."""
+    return f"a {title_of(kind)} cluster address was given ({address})"
 
 
 def choose_executor(
@@ -117,6 +135,7 @@ def choose_executor(
     address: str | None,
     workers: int | None,
     settings: PlannerSettings | None = None,
+    kind: str | None = None,
 ) -> ExecutorChoice:
     """Decide where the rest of a sweep runs, from the in-process plan (:func:`decide`).
 
@@ -127,40 +146,42 @@ def choose_executor(
     configs_left : int
         Configs still to run after the pilots.
     address : str or None
-        A Ray cluster address (then: Ray).
+        A cluster address (then: that cluster).
     workers : int or None
-        ``--workers`` (CPUs of the local Ray cluster that would be started).
+        ``--workers`` (CPUs of the local cluster that would be started).
     settings : PlannerSettings, optional
         The planner's targets (the batch the prediction assumes).
+    kind : str, optional
+        The backend the address names (:func:`sweep.executors.cluster_named`).
 
     Returns
     -------
     ExecutorChoice
-        ``local`` or ``ray``, the reason and the predicted wall times.
+        ``local`` or a cluster's backend, the reason and the predicted wall times.
     """
     b, o = plan.per_config_seconds, plan.overhead_seconds
     if address or not (math.isfinite(b) and b > 0 and math.isfinite(o)):
         if not address:
+            cluster = local_cluster_kind()
             return ExecutorChoice(
                 "auto",
-                "local",
+                LOCAL,
                 f"nothing measured to predict from ({plan.source}): in-process; "
-                "pass --executor ray to use Ray",
+                f"pass --executor {cluster} to use {title_of(cluster)}",
                 configs=configs_left,
             )
-        return decide(configs_left, CostModel(1.0, 0.0), None, address=address)
+        return decide(configs_left, CostModel(1.0, 0.0), None, address=address, kind=kind)
     n_workers = local_workers(workers)
-    ray = CostModel(b, max(o, RAY_TASK_OVERHEAD_SECONDS), RAY_STARTUP_SECONDS, n_workers)
+    title = title_of(local_cluster_kind())
     assumptions = (
-        f"Ray start-up {RAY_STARTUP_SECONDS:g} s and {RAY_TASK_OVERHEAD_SECONDS * 1e3:g} ms per "
-        "task (assumed, not measured: run `sweep plan` to measure them)",
-        f"Ray's per-config cost equals the in-process one ({b * 1e3:.3g} ms, same machine)",
+        _assumed_costs_line(": run `sweep plan` to measure them"),
+        f"{title}'s per-config cost equals the in-process one ({b * 1e3:.3g} ms, same machine)",
         f"linear scaling up to {n_workers} workers",
     )
     return decide(
         configs_left,
         CostModel(b, o),
-        ray,
+        assumed_cluster(b, o, n_workers),
         address=None,
         assumptions=assumptions,
         settings=settings,
@@ -171,8 +192,9 @@ def choose_pass_executor(parts: int, part_seconds: float, *, workers: int | None
     """Where the rest of a pass after a sweep runs (``verify``, ``report``): :func:`decide`.
 
     The same law as :func:`choose_executor` with a part as the unit: ``b`` is the seconds
-    one part's check took here (measured on the first parts), Ray's start-up and per-task
-    overhead are the same assumptions, and its per-part cost is the one measured here.
+    one part's check took here (measured on the first parts), the local cluster's start-up
+    and per-task overhead are the same assumptions, and its per-part cost is the one
+    measured here.
 
     Parameters
     ----------
@@ -181,30 +203,29 @@ def choose_pass_executor(parts: int, part_seconds: float, *, workers: int | None
     part_seconds : float
         Measured seconds to check one part in this process.
     workers : int or None
-        ``--workers`` (CPUs of the local Ray cluster that would be started).
+        ``--workers`` (CPUs of the local cluster that would be started).
 
     Returns
     -------
     ExecutorChoice
-        ``local`` or ``ray``, the reason and the predicted wall times of the part checks.
+        ``local`` or a cluster's backend, the reason and the predicted wall times of the part
+        checks.
     """
     if not (math.isfinite(part_seconds) and part_seconds > 0) or parts <= 0:
         return ExecutorChoice(
-            "auto", "local", "no part left to check after the first ones: in-process", parts
+            "auto", LOCAL, "no part left to check after the first ones: in-process", parts
         )
     n_workers = local_workers(workers)
-    ray = CostModel(part_seconds, RAY_TASK_OVERHEAD_SECONDS, RAY_STARTUP_SECONDS, n_workers)
     assumptions = (
-        f"Ray start-up {RAY_STARTUP_SECONDS:g} s and {RAY_TASK_OVERHEAD_SECONDS * 1e3:g} ms per "
-        "task (assumed, not measured)",
-        f"a part's check costs the same on a Ray worker as here ({part_seconds * 1e3:.3g} ms, "
-        "same machine)",
+        _assumed_costs_line(""),
+        f"a part's check costs the same on a {title_of(local_cluster_kind())} worker as here "
+        f"({part_seconds * 1e3:.3g} ms, same machine)",
         f"linear scaling up to {n_workers} workers",
     )
     return decide(
         parts,
         CostModel(part_seconds, 0.0),
-        ray,
+        assumed_cluster(part_seconds, 0.0, n_workers),
         address=None,
         assumptions=assumptions,
         unit="parts",

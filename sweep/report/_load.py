@@ -187,7 +187,7 @@ class RunData:
         :attr:`owned`, for :func:`counted_rows`. The results are in the order of the groups.
         """
         names = list(self.owned) if parts is None else parts
-        return self.mapper(body, self.store, names, (self.owned, *args))
+        return list(self.mapper(body, self.store, names, (self.owned, *args)))
 
     def block_statistics_of(
         self, sample: Sample

@@ -340,7 +340,7 @@ def fold_table(
             f"run folder {str(run_dir)!r}: its spec has no [validation] section, so it has no folds"
         )
     good = [c.name for c in survey_parts(store, mapper).checks if c.ok]
-    summary = merge_found(mapper(group_fold_summary, store, good, ()))
+    summary = merge_found(list(mapper(group_fold_summary, store, good, ())))
     if summary is None:
         raise RunFolderError(f"run folder {str(run_dir)!r} has no fold summaries yet")
     sweep = resolve_recorded(manifest, str(run_dir), allow_import)

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from sweep.plan._auto import RAY_STARTUP_SECONDS, RAY_TASK_OVERHEAD_SECONDS, local_workers
+from sweep.executors import LOCAL, assumed_costs, local_cluster_kind, title_of
+from sweep.plan._auto import local_workers
 from sweep.plan._forecast import CostModel, Scaling, crossover
 from sweep.store._bench_results import ScalingResult, UslFit
 from sweep.store._record import Session
@@ -57,7 +58,7 @@ class RunScaling:
     tasks : int
         Tasks in the telemetry.
     executor : str
-        The executor of the latest session with tasks (``local`` or ``ray``).
+        The backend of the latest session with tasks (``local``, ``ray``, ``dask``).
     workers : int
         Its workers.
     source : str
@@ -210,26 +211,27 @@ def _crossover(
 ) -> tuple[int | None, tuple[str, ...]]:
     if not (b > 0 and math.isfinite(b)):
         return None, ("no per-config cost measured",)
-    if executor == "ray":
+    if executor != LOCAL:  # the run's own cluster, its telemetry fitted
         plan = session.plan if session is not None else None
         write = plan.driver_write_seconds if plan is not None else math.nan
         local = CostModel(b, write if math.isfinite(write) else 0.0)
         planned = plan.planning_seconds if plan is not None else math.nan
-        startup = planned if math.isfinite(planned) else RAY_STARTUP_SECONDS
-        ray = CostModel(b, o, float(startup), workers, scaling)
+        startup = planned if math.isfinite(planned) else assumed_costs(executor)[0]
+        cluster = CostModel(b, o, float(startup), workers, scaling)
         basis = (
-            f"Ray: this run's O and b on {workers} workers, start-up {float(startup):.3g} s "
-            "(its planning; the cluster's own start is not in it)",
+            f"{title_of(executor)}: this run's O and b on {workers} workers, start-up "
+            f"{float(startup):.3g} s (its planning; the cluster's own start is not in it)",
             "in-process: the same b, O = the driver's part write",
         )
     else:
         n = local_workers(None)
+        kind = local_cluster_kind()
+        startup, overhead = assumed_costs(kind)
         local = CostModel(b, o)
-        ray = CostModel(b, max(o, RAY_TASK_OVERHEAD_SECONDS), RAY_STARTUP_SECONDS, n, scaling)
+        cluster = CostModel(b, max(o, overhead), startup, n, scaling)
         basis = (
             "in-process: this run's O and b",
-            f"Ray (assumed, as --executor auto does): {n} workers of this machine, start-up "
-            f"{RAY_STARTUP_SECONDS:g} s, {RAY_TASK_OVERHEAD_SECONDS * 1e3:g} ms per task, the "
-            "same b",
+            f"{title_of(kind)} (assumed, as --executor auto does): {n} workers of this "
+            f"machine, start-up {startup:g} s, {overhead * 1e3:g} ms per task, the same b",
         )
-    return crossover(local, ray), (*basis, scaling.source)
+    return crossover(local, cluster), (*basis, scaling.source)

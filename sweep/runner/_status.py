@@ -9,23 +9,25 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from sweep.common._range_set import RangeSet
 from sweep.common._serial import JSONRecord
 from sweep.errors import RunFolderError, SweepError, close_matches
-from sweep.executors._part_tasks import map_part_groups, worker_location
 from sweep.plan._eta import eta
-from sweep.runner._pass_executor import PassExecutor, part_auditor
+from sweep.runner._pass_executor import PassExecutor
 from sweep.store._fold_summary import folds_digest, merged_folds
 from sweep.store._null_summary import summary_digest
 from sweep.store._part_audit import (
     PartAudit,
     PartAuditor,
+    audit_here,
     audited_environments,
     audited_hash,
     merged_null_summary,
@@ -306,7 +308,6 @@ class Verification(JSONRecord):
 def verify_run(
     run_dir: str | os.PathLike[str],
     *,
-    address: str | None = None,
     auditor: PartAuditor | None = None,
 ) -> Verification:
     """Check every part and telemetry file against the manifest, a part at a time.
@@ -315,13 +316,10 @@ def verify_run(
     ----------
     run_dir : str or path
         The run folder.
-    address : str, optional
-        A Ray cluster: each part's checks (its bytes' sha256, its contents, its footer,
-        its rows hashed again) run there as tasks over groups of parts
-        (:mod:`sweep.executors._part_tasks`); default: here, one part after another.
     auditor : PartAuditor, optional
         What audits the parts instead (``sweep verify`` passes
-        :meth:`sweep.runner._pass_executor.PassExecutor.audit`); ``address`` is then unused.
+        :meth:`sweep.runner._pass_executor.PassExecutor.audit`, here or as a backend's tasks);
+        default: here, one part after another.
 
     Returns
     -------
@@ -339,7 +337,7 @@ def verify_run(
     store.expectations()  # the manifest agrees with itself, or the folder is refused
     version = manifest.hash_version
     rehash = version != TABLE_HASH_V1
-    audits = (auditor or part_auditor(address))(store, store.part_names(), rehash)
+    audits = (auditor or audit_here)(store, store.part_names(), rehash)
     checks = store.judge_conflicts([(a.check, a.positions) for a in audits])
     passed = {c.name for c in checks if c.ok}
     good_audits = sorted((a for a in audits if a.check.name in passed), key=lambda a: a.check.name)
@@ -383,7 +381,6 @@ def results_frame(
     sort: str,
     top: int | None,
     *,
-    address: str | None = None,
     passes: PassExecutor | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Results sorted by a metric (descending, NaN last, ties by ``config_id``).
@@ -399,12 +396,9 @@ def results_frame(
         metric), keeping the best ``top`` (:mod:`sweep.store._top_rows`), and only those
         rows are read whole; the table is never built. Without it every row is read into
         one table.
-    address : str, optional
-        With ``top``: a Ray cluster where the best rows of groups of parts are found, as
-        tasks (:mod:`sweep.executors._part_tasks`); the result is the same.
     passes : PassExecutor, optional
         With ``top``: where the best rows of the parts are found instead (``sweep results
-        --executor``); ``address`` is then unused.
+        --executor``: here or as a backend's tasks); default: here.
 
     Returns
     -------
@@ -415,28 +409,24 @@ def results_frame(
     """
     run = read_run(run_dir)
     if top is not None:
-        return _top_frame(run, sort, top, address, passes), _notes(run, run.done())
+        return _top_frame(run, sort, top, passes), _notes(run, run.done())
     frame: pd.DataFrame = results_table(run_dir, run.good).to_pandas()
     _check_sort(sort, list(frame.columns))
     frame = frame.sort_values(sort, ascending=False, na_position="last", kind="stable")
     return frame, _notes(run, len(frame))
 
 
-def _top_frame(
-    run: RunRecord, sort: str, top: int, address: str | None, passes: PassExecutor | None
-) -> pd.DataFrame:
+def _top_frame(run: RunRecord, sort: str, top: int, passes: PassExecutor | None) -> pd.DataFrame:
     """The best ``top`` rows, the parts streamed (see :func:`results_frame`)."""
     good = run.good
     if not good:
         raise RunFolderError(f"run folder {run.store.location!r} has no results yet")
     _check_sort(sort, run.store.read_part_schema(good[0]).names)
-    if passes is not None:
-        candidates = passes.map_parts(best_of_parts, run.store, good, (sort, top))
-    elif address is None:
-        candidates = [best_of_parts(run.store.location, good, sort, top)]
-    else:
-        location = worker_location(run.store)
-        candidates = map_part_groups(best_of_parts, location, good, (sort, top), address=address)
+    candidates: Iterable[pa.Table] = (
+        [best_of_parts(run.store.location, good, sort, top)]
+        if passes is None
+        else passes.map_parts(best_of_parts, run.store, good, (sort, top))
+    )
     table = top_rows(run.store, [c for c in candidates if c.num_rows], sort, top)
     frame: pd.DataFrame = table.to_pandas()
     return frame

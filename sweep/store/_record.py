@@ -334,7 +334,7 @@ class ExecutorInfo(JSONRecord):
     Attributes
     ----------
     kind : str
-        ``local`` or ``ray``.
+        The backend's name (``local``, ``ray``, ``dask``).
     workers : int
         Batches that run at once.
     nodes : int
@@ -346,7 +346,9 @@ class ExecutorInfo(JSONRecord):
     address : str or None
         The address joined, ``local`` (started here) or ``existing`` (Ray).
     ray_version : str or None
-        Ray's version (Ray).
+        Ray's version (the Ray backend: its key since the first run folders).
+    backend_version : str or None
+        The engine's version (the backends added since, e.g. Dask's).
     """
 
     kind: str
@@ -356,6 +358,7 @@ class ExecutorInfo(JSONRecord):
     node_addresses: tuple[str, ...] | None = field(default=None, metadata=OMIT_NONE)
     address: str | None = field(default=None, metadata=OMIT_NONE)
     ray_version: str | None = field(default=None, metadata=OMIT_NONE)
+    backend_version: str | None = field(default=None, metadata=OMIT_NONE)
 
 
 # --- driver sessions ----------------------------------------------------------------------

@@ -163,7 +163,7 @@ def survey_parts(store: RunStore, mapper: PartMapper = map_here) -> PartSurvey:
     -------
     PartSurvey
     """
-    groups = mapper(survey_group, store, store.part_names(), ())
+    groups = list(mapper(survey_group, store, store.part_names(), ()))
     surveyed = [part for group in groups for part in group.parts]
     checks = store.judge_conflicts([(p.check, p.positions) for p in surveyed])
     good = {c.name for c in checks if c.ok}

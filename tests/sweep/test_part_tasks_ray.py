@@ -16,12 +16,9 @@ import pytest
 from stats import pbo_from_block_stats
 from sweep import resolve, run_sweep, spec_from_dict
 from sweep.engine._evaluate import config_returns
-from sweep.executors._part_tasks import (
-    config_returns_on_ray,
-    cscv_splits_on_ray,
-    map_part_groups,
-    worker_location,
-)
+from sweep.executors._part_tasks import config_returns_on, cscv_splits_on, map_part_groups
+from sweep.executors._ray import RayExecutor
+from sweep.runner._pass_executor import PassExecutor
 from sweep.runner._status import results_frame, verify_run
 from sweep.store._null_summary import summary_digest
 from sweep.store._part_audit import audit_part, merged_null_summary
@@ -50,6 +47,15 @@ def address(ray_local):
     return ray_local.get_runtime_context().gcs_address
 
 
+@pytest.fixture(scope="module")
+def ray_backend(ray_local):
+    """The Ray backend on the session's shared cluster (joined, so left running)."""
+    backend = RayExecutor()
+    backend.connect()
+    yield backend
+    backend.close()
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     """The command's exit code, stdout and stderr, without Ray's own log lines on stderr."""
     done = subprocess.run([*SWEEP, *args], capture_output=True, text=True, check=False)
@@ -59,7 +65,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_verify_on_ray_gives_the_same_record(run_dir, address):
     here = verify_run(run_dir)
-    there = verify_run(run_dir, address=address)
+    with PassExecutor("auto", address) as passes:
+        there = verify_run(run_dir, auditor=passes.audit)
     assert there.to_json() == here.to_json()
     assert here.table_hash and here.good_parts == 60
 
@@ -105,7 +112,8 @@ def test_verify_on_ray_names_a_bad_part_as_here(run_dir, address, tmp_path):
 @pytest.mark.parametrize("sort", ["excess_sharpe_ann", "n_trades"])
 def test_results_top_on_ray_gives_the_same_rows(run_dir, address, sort):
     here, notes_here = results_frame(run_dir, sort, 7)
-    there, notes_there = results_frame(run_dir, sort, 7, address=address)
+    with PassExecutor("auto", address) as passes:
+        there, notes_there = results_frame(run_dir, sort, 7, passes=passes)
     assert notes_there == notes_here
     assert there.equals(here)
 
@@ -120,12 +128,12 @@ def test_results_cli_prints_the_same_bytes_on_ray(run_dir, address):
         assert "executor: in-process (predicted" in here.stderr
 
 
-def test_a_worker_killed_mid_verify_is_retried(run_dir, ray_local, tmp_path):
+def test_a_worker_killed_mid_verify_is_retried(run_dir, ray_backend, tmp_path):
     marker = tmp_path / "killed-once"
     store = RunStore(run_dir)
     names = store.part_names()
-    groups = map_part_groups(
-        audit_or_die_once, worker_location(store), names, (True, str(marker)), address=None
+    groups = list(
+        map_part_groups(ray_backend, audit_or_die_once, store, names, (True, str(marker)))
     )
     assert marker.exists(), "no task killed its worker"
     killed = int(marker.read_text())
@@ -199,15 +207,15 @@ def test_report_on_ray_writes_the_same_report(run_dir, address, tmp_path):
     assert here_md == ray_md
 
 
-def test_a_worker_killed_mid_report_is_retried(run_dir, ray_local, tmp_path):
+def test_a_worker_killed_mid_report_is_retried(run_dir, ray_backend, tmp_path):
     from sweep.report import build_report
     from tests.report.conftest import FAST
 
     marker = tmp_path / "killed-once"
 
     def dying_auditor(store, names, rehash):
-        groups = map_part_groups(
-            audit_or_die_once, worker_location(store), names, (rehash, str(marker)), address=None
+        groups = list(
+            map_part_groups(ray_backend, audit_or_die_once, store, names, (rehash, str(marker)))
         )
         return [audit for group in groups for audit in group]
 
@@ -218,25 +226,25 @@ def test_a_worker_killed_mid_report_is_retried(run_dir, ray_local, tmp_path):
     assert retried.data.results == here.data.results
 
 
-def test_the_read_pass_on_ray_reduces_to_the_in_process_figures(run_dir, ray_local):
+def test_the_read_pass_on_ray_reduces_to_the_in_process_figures(run_dir, ray_backend):
     from sweep.report._load import load_run
     from tests.report.test_report_load import same_reductions
 
     def on_ray(body, store, names, args):
-        return map_part_groups(body, worker_location(store), names, args, address=None)
+        return list(map_part_groups(ray_backend, body, store, names, args))
 
     assert same_reductions(load_run(run_dir, mapper=on_ray), load_run(run_dir))
 
 
-def test_a_worker_killed_mid_read_pass_is_retried(run_dir, ray_local, tmp_path):
+def test_a_worker_killed_mid_read_pass_is_retried(run_dir, ray_backend, tmp_path):
     from sweep.report._load import load_run
     from tests.report.test_report_load import same_reductions
 
     marker = tmp_path / "killed-once"
 
     def dying(body, store, names, args):
-        return map_part_groups(
-            read_or_die_once, worker_location(store), names, (*args, str(marker)), address=None
+        return list(
+            map_part_groups(ray_backend, read_or_die_once, store, names, (*args, str(marker)))
         )
 
     retried = load_run(run_dir, mapper=dying)
@@ -264,19 +272,19 @@ def _block_stats(n: int = 2_000, s: int = 12, seed: int = 3):
     return np.full(s, 40), sums, sums**2 + rng.uniform(0.5, 1.5, (n, s))
 
 
-def test_pbo_splits_on_ray_give_the_in_process_result(ray_local):
+def test_pbo_splits_on_ray_give_the_in_process_result(ray_backend):
     counts, sums, sums_sq = _block_stats()
     here = pbo_from_block_stats(counts, sums, sums_sq)
-    there = pbo_from_block_stats(counts, sums, sums_sq, run_splits=cscv_splits_on_ray(None))
+    there = pbo_from_block_stats(counts, sums, sums_sq, run_splits=cscv_splits_on(ray_backend))
     np.testing.assert_array_equal(there.best_in_sample, here.best_in_sample)
     np.testing.assert_array_equal(there.relative_ranks, here.relative_ranks)
     assert there.pbo == here.pbo
 
 
-def test_a_worker_killed_mid_pbo_is_retried(ray_local, tmp_path):
+def test_a_worker_killed_mid_pbo_is_retried(ray_backend, tmp_path):
     marker = tmp_path / "killed-once"
     counts, sums, sums_sq = _block_stats(seed=4)
-    dying = cscv_splits_on_ray(None, body=splits_or_die_once, extra=(str(marker),))
+    dying = cscv_splits_on(ray_backend, body=splits_or_die_once, extra=(str(marker),))
     retried = pbo_from_block_stats(counts, sums, sums_sq, run_splits=dying)
     assert marker.exists(), "no task killed its worker"
     here = pbo_from_block_stats(counts, sums, sums_sq)
@@ -286,27 +294,27 @@ def test_a_worker_killed_mid_pbo_is_retried(ray_local, tmp_path):
 # --- sweep report: the recomputed returns as Ray tasks ---------------------------------------
 
 
-def test_returns_recomputed_on_ray_are_the_in_process_returns(ray_local):
+def test_returns_recomputed_on_ray_are_the_in_process_returns(ray_backend):
     sweep = resolve(spec_from_dict(small_spec_dict()))
     positions = np.array([17, 3, 59, 3, 0, 41, 8], dtype=np.int64)  # any order, a repeat
     here = config_returns(sweep, positions)
-    blocks = list(config_returns_on_ray(None)(sweep, positions))
+    blocks = list(config_returns_on(ray_backend)(sweep, positions))
     assert len(blocks) > 1  # runs of configs, one task each
     np.testing.assert_array_equal(np.concatenate(blocks), here)  # bit for bit, in order
-    assert list(config_returns_on_ray(None)(sweep, positions[:0])) == []
+    assert list(config_returns_on(ray_backend)(sweep, positions[:0])) == []
 
 
-def test_a_worker_killed_mid_recompute_is_retried(ray_local, tmp_path):
+def test_a_worker_killed_mid_recompute_is_retried(ray_backend, tmp_path):
     marker = tmp_path / "killed-once"
     sweep = resolve(spec_from_dict(small_spec_dict()))
     positions = np.arange(0, 60, 2, dtype=np.int64)
-    dying = config_returns_on_ray(None, body=returns_or_die_once, extra=(str(marker),))
+    dying = config_returns_on(ray_backend, body=returns_or_die_once, extra=(str(marker),))
     retried = np.concatenate(list(dying(sweep, positions)))
     assert marker.exists(), "no task killed its worker"
     np.testing.assert_array_equal(retried, config_returns(sweep, positions))
 
 
-def test_the_out_of_sample_configs_recomputed_on_ray_give_the_same_section(ray_local, tmp_path):
+def test_the_out_of_sample_configs_recomputed_on_ray_give_the_same_section(ray_backend, tmp_path):
     # Section 6 recomputes each fold's selected config and the winner: as Ray tasks, the
     # folds, the stitched walk-forward record and the CPCV paths are the in-process ones.
     from dataclasses import astuple
@@ -326,7 +334,7 @@ def test_the_out_of_sample_configs_recomputed_on_ray_give_the_same_section(ray_l
     assert summary is not None
     sweep = resolve(spec_from_dict(doc))
     here = out_of_sample(sweep, summary, 5)
-    there = out_of_sample(sweep, summary, 5, config_returns_on_ray(None))
+    there = out_of_sample(sweep, summary, 5, config_returns_on(ray_backend))
     assert there.table(sweep.panel.dates).equals(here.table(sweep.panel.dates))
     assert here.walk_forward is not None and there.walk_forward is not None
     for a, b in zip(astuple(there.walk_forward), astuple(here.walk_forward), strict=True):

@@ -1,0 +1,159 @@
+"""The Dask backend: the sweep scattered to every worker once, batches stream as futures.
+
+Dask's part of :class:`sweep.executors._cluster.ClusterExecutor`. It joins the scheduler at
+``--address tcp://host:port`` (or ``DASK_SCHEDULER_ADDRESS``), else starts a
+``distributed.LocalCluster`` of worker processes, one thread each, on 127.0.0.1 only and
+without a dashboard. A cluster built some other way (dask-jobqueue's ``SLURMCluster`` or
+``PBSCluster``, Kubernetes) is joined by its scheduler's address.
+
+A task whose worker dies is rescheduled by Dask's scheduler on another worker: up to
+``distributed.scheduler.allowed-failures`` deaths per task (set to
+:data:`sweep.executors._cluster.MAX_RETRIES` on a local cluster started here; a joined
+scheduler keeps its own setting, 3 by default). An exception raised inside a task is not
+retried (``retries=0``) and reaches the caller as it was raised.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from importlib.metadata import version
+from typing import Any
+
+from sweep.errors import ExecutionError
+from sweep.executors._address import check_local_workers, wait_for_listener
+from sweep.executors._cluster import MAX_RETRIES, ClusterExecutor
+from sweep.executors._pool import TaskPool
+from sweep.executors._task import Identify
+from sweep.store._record import ExecutorInfo
+
+#: The environment variable Dask's own tools read a scheduler address from.
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+
+
+def scheduler_address(address: str | None) -> str | None:
+    """The scheduler to join: ``address``, else :data:`SCHEDULER_ENV`, else None (local)."""
+    return address or os.environ.get(SCHEDULER_ENV) or None
+
+
+def dask_identity() -> tuple[str | None, int]:
+    """On a Dask worker: its address (the node); the attempt is not known to a task (-1)."""
+    from distributed import get_worker
+
+    return str(get_worker().address), -1
+
+
+class DaskPool:
+    """Dask's :class:`sweep.executors._pool.TaskPool`: futures of one client."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def share(self, value: Any) -> Any:
+        """``client.scatter`` to every worker: one future every task reads."""
+        return self.client.scatter(value, broadcast=True, hash=False)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """A future of ``fn(*args)``, never merged with an equal call (``pure=False``)."""
+        return self.client.submit(fn, *args, pure=False, retries=0)
+
+    def wait_any(self, handles: list[Any]) -> list[Any]:
+        """``distributed.wait`` for the first to finish (this pool's client, not a default)."""
+        from distributed import wait
+
+        with self.client.as_current():
+            wait(handles, return_when="FIRST_COMPLETED")  # type: ignore[no-untyped-call]
+        return [h for h in handles if h.done()]
+
+    def result(self, handle: Any) -> Any:
+        """The future's result; the task's own exception as it was raised."""
+        from distributed import KilledWorker
+
+        try:
+            return handle.result()
+        except KilledWorker as exc:
+            raise ExecutionError(
+                f"a Dask task failed: its workers died {MAX_RETRIES} times or more while "
+                f"running it ({exc})"
+            ) from exc
+        finally:
+            handle.release()
+
+    def cancel(self, handles: list[Any]) -> None:
+        """Cancel the futures still running."""
+        self.client.cancel(handles)
+
+
+class DaskExecutor(ClusterExecutor):
+    """Run tasks on a Dask cluster joined at ``address`` or started locally.
+
+    ``address`` is the scheduler's (``tcp://host:port``); default: ``DASK_SCHEDULER_ADDRESS``,
+    else a local cluster of ``workers`` processes (default: one per CPU). See
+    :class:`sweep.executors._cluster.ClusterExecutor` for the other parameters.
+    """
+
+    name = "dask"
+    title = "Dask"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._client: Any = None
+        self._cluster: Any = None
+        self._pool: DaskPool | None = None
+
+    @property
+    def pool(self) -> TaskPool:
+        """Dask's task pool."""
+        if self._pool is None:
+            raise RuntimeError("DaskExecutor: not connected")
+        return self._pool
+
+    def _join(self) -> int:
+        import dask
+        from distributed import Client, LocalCluster
+
+        address = scheduler_address(self.address)
+        if address:
+            wait_for_listener(address)
+            self._client = Client(address, set_as_default=False)  # type: ignore[no-untyped-call]
+        else:
+            check_local_workers(self.requested_workers)
+            with dask.config.set({"distributed.scheduler.allowed-failures": MAX_RETRIES}):
+                self._cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                    n_workers=self.requested_workers or os.cpu_count() or 1,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+            self._client = Client(self._cluster, set_as_default=False)  # type: ignore[no-untyped-call]
+        self._pool = DaskPool(self._client)
+        info = self._client.scheduler_info(n_workers=-1)
+        return sum(int(w.get("nthreads", 1)) for w in info["workers"].values())
+
+    def _identify(self) -> Identify:
+        return dask_identity
+
+    def describe(self) -> ExecutorInfo:
+        """Kind, workers, nodes (distinct worker hosts) and the scheduler's address."""
+        workers = self._client.scheduler_info(n_workers=-1)["workers"].values()
+        hosts = {str(w.get("host", "")) for w in workers}
+        return ExecutorInfo(
+            kind=self.name,
+            workers=self._workers,
+            nodes=len(hosts),
+            node_addresses=tuple(sorted(hosts)),
+            address=scheduler_address(self.address) or "local",
+            backend_version=version("dask"),
+        )
+
+    def _leave(self) -> None:
+        """Close the client; stop the local cluster if this executor started it."""
+        client, cluster = self._client, self._cluster
+        self._client = self._cluster = self._pool = None
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
