@@ -20,8 +20,9 @@ class SlowMomentum(Momentum):
 
     The sleep is read in the driver when the strategy is built and travels with the pickled
     instance, so Ray workers started earlier sleep as the driver's environment says. With
-    ``RAYSWEEP_TEST_BUSY_DIR`` set, a Ray worker holds the file ``<node id>.<pid>`` there
-    while it sleeps, so a test can tell which node is running a task right now. With
+    ``RAYSWEEP_TEST_BUSY_DIR`` set, a worker holds the file ``<node id>.<pid>`` there while it
+    sleeps (``worker.<pid>`` off Ray), so a test can tell which process is running a task
+    right now. With
     ``RAYSWEEP_TEST_GATE`` naming a file, every evaluation waits while that file exists (up
     to 10 minutes), so a test can hold a sweep mid-run for as long as it needs, on any machine.
     """
@@ -47,12 +48,13 @@ class SlowMomentum(Momentum):
 
     @contextlib.contextmanager
     def _busy_marker(self) -> Iterator[None]:
-        import ray
-
-        if self.busy_dir is None or not ray.is_initialized():
+        if self.busy_dir is None:
             yield
             return
-        marker = Path(self.busy_dir) / f"{ray.get_runtime_context().get_node_id()}.{os.getpid()}"
+        import ray
+
+        node = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "worker"
+        marker = Path(self.busy_dir) / f"{node}.{os.getpid()}"
         marker.touch()
         try:
             yield

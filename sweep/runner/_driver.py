@@ -24,9 +24,15 @@ from sweep.common._range_set import RangeSet
 from sweep.common._signals import sigterm_as_interrupt
 from sweep.engine._evaluate import results_schema
 from sweep.errors import ConfigFailedError, ExecutionError, RunFolderError
-from sweep.executors import BatchOutcome, Executor, make_executor
-from sweep.executors._ray_orphans import stop_leftovers_of
-from sweep.plan._auto import choose_executor
+from sweep.executors import (
+    LOCAL,
+    BatchOutcome,
+    Executor,
+    clean_up_dead_sessions,
+    cluster_named,
+    make_executor,
+)
+from sweep.plan._auto import address_reason, choose_executor
 from sweep.plan._planner import PlannerSettings, plan_batches, small_plan
 from sweep.plan._planning_stream import PlanningStream
 from sweep.runner._environment_check import (
@@ -283,9 +289,9 @@ def survey_executor(settings: RunSettings) -> PassExecutor:
     of many large parts), else here. The survey is the same either way.
     """
     executor = settings.executor
-    address = settings.address if isinstance(executor, str) else getattr(executor, "address", None)
+    address = settings.address if isinstance(executor, str) else executor.address
     name = executor if isinstance(executor, str) else executor.name
-    return PassExecutor("local" if name == "local" else "auto", address, settings.workers)
+    return PassExecutor(LOCAL if name == LOCAL else "auto", address, settings.workers)
 
 
 def _start_session(
@@ -293,16 +299,16 @@ def _start_session(
 ) -> tuple[Session, Executor]:
     """Mark dead sessions killed, make the executor, record a running session.
 
-    The Ray processes a killed session of this run left on this machine are stopped first.
+    What a killed session of this run left running on this machine is stopped first.
     """
     manifest = store.load_manifest()
-    stop_leftovers_of(manifest.sessions)
+    clean_up_dead_sessions(manifest.sessions)
     sessions = tuple(
         replace(s, status="killed") if s.status == "running" else s for s in manifest.sessions
     )
     executor = settings.executor
-    if executor == "auto":  # in-process first; _SessionRun may move the sweep to Ray
-        executor = "ray" if settings.address else "local"
+    if executor == "auto":  # the cluster an address names; else in-process first, and
+        executor = cluster_named("auto", settings.address) or LOCAL  # _SessionRun may move
     exe = (
         make_executor(executor, address=settings.address, workers=settings.workers)
         if isinstance(executor, str)
@@ -416,7 +422,7 @@ class _SessionRun:
                 self.exe, todo, settings.batch_size, on_pilot, settings.planner
             )
         choice = self._choose(todo)
-        if choice.chosen != self.exe.name:  # auto: a local Ray cluster finishes first
+        if choice.chosen != self.exe.name:  # auto: a local cluster finishes first
             choice = self._move(choice)
         self.choice = choice
         if settings.batch_size is None and self.exe.workers > 1:
@@ -468,7 +474,7 @@ class _SessionRun:
                 f"{self.exe.name} ran the sweep",
             )
         finally:
-            self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
+            self.rearm_sigterm()  # an engine's start may install its own SIGTERM handler
         self.exe.close()
         self.exe = other
         self._record(executor=other.name, executor_choice=choice)
@@ -480,12 +486,11 @@ class _SessionRun:
         if settings.executor != "auto":
             named = settings.executor if isinstance(settings.executor, str) else self.exe.name
             return ExecutorChoice(named, self.exe.name, f"named: --executor {named}")
+        if self.exe.name != LOCAL:  # auto joined the cluster an address names
+            where = settings.address or "in the environment"
+            return ExecutorChoice("auto", self.exe.name, address_reason(self.exe.name, where))
         return choose_executor(
-            self.plan,
-            len(todo),
-            address=settings.address,
-            workers=settings.workers,
-            settings=settings.planner,
+            self.plan, len(todo), address=None, workers=settings.workers, settings=settings.planner
         )
 
     def _check_sample(self, resuming: bool) -> None:
@@ -519,7 +524,7 @@ class _SessionRun:
             with SweepProgress(self.total, done, self.settings.progress) as bar:
                 if todo or self.change is not None:
                     self.exe.start(self.sweep)
-                    self.rearm_sigterm()  # ray.init installs its own SIGTERM handler
+                    self.rearm_sigterm()  # an engine's start may install its own SIGTERM handler
                     try:
                         self._check_sample(resuming=done > 0 and bool(todo))
                         if todo:

@@ -39,6 +39,11 @@ class PartMapper(Protocol):
 def map_here(
     body: Callable[..., T], store: RunStore, names: Sequence[str], args: tuple[Any, ...]
 ) -> Iterator[T]:
-    """A :class:`PartMapper` in this process: each part its own group, one after another."""
-    for name in names:
-        yield body(store.location, [name], *args)
+    """A :class:`PartMapper` in this process: ``names`` as one group (none when empty).
+
+    The body reads the parts one after another and folds them itself, so one answer is
+    held: a group's answer is what a fold over its parts keeps (one merged null summary
+    for the audits, one set of reducers for the read), never one per part.
+    """
+    if names:
+        yield body(store.location, list(names), *args)

@@ -9,10 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from sweep import run_sweep, spec_from_dict
-from sweep.plan import _auto
+from sweep import executors, run_sweep, spec_from_dict
+from sweep.executors import _ray
 from sweep.plan._auto import choose_pass_executor
-from sweep.runner import _pass_executor
 from sweep.runner._pass_executor import PILOT_PARTS, PassExecutor
 from sweep.runner._status import results_frame, verify_run
 from sweep.store._null_summary import summary_digest
@@ -73,10 +72,10 @@ def test_auto_runs_the_passes_on_a_local_cluster_when_it_is_predicted_faster(
     from sweep.report import build_report
     from tests.report.conftest import FAST
 
+    # A cluster that costs nothing to start or use: the rule must then choose it (the
+    # report's crossover assumes the same costs, so both reports are made under them).
+    monkeypatch.setitem(executors._ASSUMED_COSTS, "ray", (0.0, 0.0))
     here = build_report(run_dir, FAST)
-    # A cluster that costs nothing to start or use: the rule must then choose it.
-    monkeypatch.setattr(_auto, "RAY_STARTUP_SECONDS", 0.0)
-    monkeypatch.setattr(_auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)
     assert not ray.is_initialized()
     with PassExecutor("auto", workers=2) as passes:
         there = build_report(
@@ -102,15 +101,14 @@ def test_auto_stays_here_when_the_chosen_cluster_cannot_start(run_dir, monkeypat
     def refuse(address: str | None, workers: int | None) -> None:
         raise RuntimeError("no room for a cluster")
 
-    monkeypatch.setattr(_auto, "RAY_STARTUP_SECONDS", 0.0)
-    monkeypatch.setattr(_auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)
-    monkeypatch.setattr(_pass_executor, "init_ray", refuse)
+    monkeypatch.setitem(executors._ASSUMED_COSTS, "ray", (0.0, 0.0))
+    monkeypatch.setattr(_ray, "init_ray", refuse)
     with PassExecutor("auto", workers=2) as passes:
         verified = verify_run(run_dir, auditor=passes.audit)
     assert verified.to_json() == verify_run(run_dir).to_json()
     assert passes.choice is not None and passes.choice.chosen == "local"
     assert passes.choice.reason.endswith(
-        "but Ray did not start (no room for a cluster): in-process"
+        "but cannot start or join Ray (address None): no room for a cluster: in-process"
     )
 
 
@@ -143,9 +141,9 @@ def test_a_session_reads_its_parts_where_its_sweep_may_run():
     assert survey_executor(RunSettings(executor="local")).kind == "local"
     assert survey_executor(RunSettings(executor=make_executor("local"))).kind == "local"
     on_cluster = survey_executor(RunSettings(executor="ray", address="127.0.0.1:6379"))
-    assert on_cluster.on_ray and on_cluster.address == "127.0.0.1:6379"
+    assert on_cluster.on_cluster and on_cluster.address == "127.0.0.1:6379"
     given = survey_executor(RunSettings(executor=make_executor("ray", address="127.0.0.1:1")))
-    assert given.on_ray and given.address == "127.0.0.1:1"
+    assert given.on_cluster and given.address == "127.0.0.1:1"
     auto = survey_executor(RunSettings(workers=2))  # decided by the law, after a pilot
     assert auto.kind == "auto" and auto.choice is None and auto.workers == 2
 
@@ -173,8 +171,7 @@ def test_the_survey_of_a_sessions_start_on_ray_finds_what_it_finds_here(
     store.load_manifest()
     here = survey_parts(store)
     status_here = run_status(copy).to_json()
-    monkeypatch.setattr(_auto, "RAY_STARTUP_SECONDS", 0.0)
-    monkeypatch.setattr(_auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)
+    monkeypatch.setitem(executors._ASSUMED_COSTS, "ray", (0.0, 0.0))
     with PassExecutor("auto", workers=2) as passes:
         there = survey_parts(store, passes.map_parts)
         status_there = run_status(copy, mapper=passes.map_parts).to_json()
