@@ -4,9 +4,10 @@
 attempt logs "Failed to connect to GCS" and waits again), and passes a malformed address to
 Ray's own parser. Here an address is parsed first (``host:port``, ``[v6]:port``,
 ``ray://host:port``, a Dask scheduler's ``tcp://host:port`` or ``auto``) and a TCP
-connection to it is tried for at most :data:`CONNECT_WAIT_S` seconds: a bad or silent address is one line and exit 2
-(:class:`sweep.errors.ClusterAddressError`). A port that accepts connections but is not a
-Ray head is left to Ray's own wait.
+connection to it is tried for at most :data:`CONNECT_WAIT_S` seconds: a bad or silent
+address is one line and exit 2 (:class:`sweep.errors.ClusterAddressError`). A port that
+accepts connections but is not a Ray head or a Dask scheduler is left to the engine's own
+wait.
 """
 
 from __future__ import annotations
