@@ -34,7 +34,15 @@ from sweep.cli._output import check_output_file, check_output_folder, writing
 from sweep.common import _signals
 from sweep.common._numba_cache import ensure_numba_cache
 from sweep.errors import USER_ERRORS, ExecutionError, SpecError, SweepError, exit_code
-from sweep.executors import EXECUTOR_CHOICES, LOCAL, cluster_named
+from sweep.executors import (
+    ADDRESS_ENVVARS,
+    EXECUTOR_CHOICES,
+    KINDS,
+    LOCAL,
+    address_forms,
+    local_cluster_kind,
+    title_of,
+)
 from sweep.executors._address import check_local_workers
 from sweep.spec._models import SweepSpec, load_spec
 from sweep.spec._resolve import ResolvedSweep
@@ -124,6 +132,8 @@ def _root(
 ExecutorKind = StrEnum("ExecutorKind", {name: name for name in EXECUTOR_CHOICES})  # type: ignore[misc]
 #: ``--executor``'s default.
 AUTO = ExecutorKind("auto")
+#: The cluster backends, as a message lists them ("ray or dask").
+CLUSTERS = " or ".join(k for k in KINDS if k != LOCAL)
 
 
 class OnErrorMode(StrEnum):
@@ -183,10 +193,10 @@ def _spec_imports(path: Path, app_dirs: list[Path] | None) -> Iterator[SweepSpec
 def _check_workers(executor: ExecutorKind, workers: int | None, address: str | None) -> None:
     if workers is not None and executor.value == LOCAL:
         raise SweepError(
-            "--workers: applies only with --executor ray or auto (it caps the CPUs of the "
-            "local Ray cluster it starts); the local executor runs in this process. "
-            f"Got --workers {workers} with --executor {executor.value}: use --executor ray "
-            "or auto, or drop --workers"
+            f"--workers: applies only with --executor {CLUSTERS} or auto (it caps the CPUs of "
+            "the local cluster it starts); the local executor runs in this process. "
+            f"Got --workers {workers} with --executor {executor.value}: use --executor "
+            f"{CLUSTERS} or auto, or drop --workers"
         )
     if address is None:
         check_local_workers(workers)
@@ -224,34 +234,41 @@ ExecutorOpt = Annotated[
     ExecutorKind,
     typer.Option(
         "--executor",
-        help="Where batches run. auto: Ray with --address, else in-process unless a local "
-        "Ray cluster is predicted to finish first (the choice is recorded).",
+        help="Where batches run. auto: the cluster --address names, else in-process unless a "
+        f"local {title_of(local_cluster_kind())} cluster is predicted to finish first (the "
+        "choice is recorded).",
     ),
 ]
+#: What ``--address`` says of the forms it takes and where it is read from.
+_ADDRESS_FORMS = f"{address_forms()}."
 AddressOpt = Annotated[
-    str | None, typer.Option("--address", envvar="RAY_ADDRESS", help="Ray cluster to join.")
+    str | None,
+    typer.Option(
+        "--address", envvar=list(ADDRESS_ENVVARS), help=f"Cluster to join: {_ADDRESS_FORMS}"
+    ),
 ]
 PassAddressOpt = Annotated[
     str | None,
     typer.Option(
         "--address",
-        envvar="RAY_ADDRESS",
-        help="Ray cluster to join: the per-part work runs there as tasks over groups of parts "
+        envvar=list(ADDRESS_ENVVARS),
+        help="Cluster to join: the per-part work runs there as tasks over groups of parts "
         "(the folder must be reachable from every node: a URI or a shared path); the output "
-        "is the same.",
+        f"is the same. {_ADDRESS_FORMS}",
     ),
 ]
 PassExecutorOpt = Annotated[
     ExecutorKind,
     typer.Option(
         "--executor",
-        help="Where the per-part checks run. auto: Ray with --address, else the first parts "
-        "are checked here and timed, and the rest runs on a local Ray cluster only where "
-        "that is predicted to finish first.",
+        help="Where the per-part checks run. auto: the cluster --address names, else the "
+        "first parts are checked here and timed, and the rest runs on a local "
+        f"{title_of(local_cluster_kind())} cluster only where that is predicted to finish "
+        "first.",
     ),
 ]
 WorkersOpt = Annotated[
-    int | None, typer.Option("--workers", min=1, help="Cap on Ray CPUs for a local cluster.")
+    int | None, typer.Option("--workers", min=1, help="Cap on the CPUs of a local cluster.")
 ]
 BatchOpt = Annotated[
     str, typer.Option("--batch-size", help="'auto' (amortization law) or configs per task.")
@@ -507,18 +524,19 @@ def status(
 ) -> None:
     """Show progress of a run folder: done, failed, parts, sessions, last activity, hash.
 
-    Every part is read and checked: here, or as Ray tasks (--address, or a local Ray
-    cluster where auto predicts it faster); the status is the same. The Ray processes a
-    killed session of this run left on this machine are stopped (and named on stderr).
+    Every part is read and checked: here, or as tasks of a cluster (--address, or a local
+    one where auto predicts it faster); the status is the same. What a killed session of
+    this run left running on this machine (a local Ray's agents) is stopped and named on
+    stderr.
     """
-    from sweep.executors._ray_orphans import stop_leftovers_of
+    from sweep.executors import clean_up_dead_sessions
     from sweep.runner._pass_executor import PassExecutor
     from sweep.runner._status import run_status
 
     _check_workers(executor, workers, address)
     with PassExecutor(executor.value, address, workers) as passes:
         info = run_status(run_dir, mapper=passes.map_parts)
-    stop_leftovers_of(info.sessions)
+    clean_up_dead_sessions(info.sessions)
     if as_json:
         out.print_json(json.dumps(info.to_json()))
         return
@@ -542,7 +560,8 @@ def status(
     if info.recorded is not None and info.table_hash is not None:
         lines.append(_fields([f"recorded:      {info.recorded.describe(info.table_hash)}"], 15))
     if passes.on_cluster and passes.choice is not None:  # shown when not the usual in-process
-        lines.append(_fields([f"parts read:    on Ray ({passes.choice.reason})"], 15))
+        where = title_of(passes.choice.chosen)
+        lines.append(_fields([f"parts read:    on {where} ({passes.choice.reason})"], 15))
     if info.live is not None:
         lines.append(f"next:          a driver is running; follow it with: sweep status {run_dir}")
     elif info.remaining:
@@ -631,8 +650,8 @@ def verify(
 ) -> None:
     """Re-hash every part and check the manifest; print the table hash (exit 1 on a mismatch).
 
-    Parts are read one at a time here, or as Ray tasks (--address, or a local Ray cluster
-    where auto predicts it faster); the output is the same.
+    Parts are read one at a time here, or as tasks of a Ray or Dask cluster (--address,
+    --executor, or a local one where auto predicts it faster); the output is the same.
     """
     from sweep.runner._pass_executor import PassExecutor
     from sweep.runner._status import verify_run
@@ -703,7 +722,8 @@ def reproduce(
     executor: Annotated[
         ExecutorKind,
         typer.Option(
-            "--executor", help="Where to re-compute. auto: Ray with --address, else here."
+            "--executor",
+            help="Where to re-compute. auto: the cluster --address names, else here.",
         ),
     ] = AUTO,
     address: AddressOpt = None,
@@ -726,12 +746,11 @@ def reproduce(
 
     _check_workers(executor, workers, address)
     settings = ReproduceSettings(sample=sample, seed=seed, parts=parts)  # SweepError if empty
-    kind = cluster_named(executor.value, address) or LOCAL
     with importing_from(allowed_roots(app_dir, run_dir)), _named_data(run_dir, data):
         found = reproduce_run(
             run_dir,
             settings,
-            executor=kind,
+            executor=executor.value,
             address=address,
             workers=workers,
             allow_import=allow_import or (),
@@ -825,8 +844,8 @@ def results(
     """Print or export a run folder's results (the table view rounds; csv/json/parquet do not).
 
     With --top (the best K of each group of parts) or --folds (every part checked, its fold
-    summary read), the parts are read here or as Ray tasks (--address, or a local Ray
-    cluster where auto predicts it faster); the output is the same.
+    summary read), the parts are read here or as tasks of a Ray or Dask cluster (--address,
+    --executor, or a local one where auto predicts it faster); the output is the same.
     """
     from sweep.report._oos_selection import fold_table
     from sweep.runner._pass_executor import PassExecutor
@@ -1012,9 +1031,10 @@ def report(
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html.
 
-    Its passes over the parts run here or as Ray tasks (--address, or a local Ray cluster
-    where auto predicts it faster); with --address or --executor ray, PBO's splits and the
-    recomputed returns run there too. The report is the same.
+    Its passes over the parts run here or as tasks of a Ray or Dask cluster (--address,
+    --executor, or a local one where auto predicts it faster); with --address or a cluster
+    named by --executor, PBO's splits and the recomputed returns run there too. The report
+    is the same.
     """
     from sweep.report import ReportOptions, build_report, default_out_dir, write_report
     from sweep.report._cli_support import parse_heatmap, summary_lines
@@ -1062,7 +1082,7 @@ def _choice_line(choice: ExecutorChoice | None) -> str:
 
     if choice is None:
         return "executor: local (no part to check)"
-    text = f"executor: {'in-process' if choice.chosen == 'local' else 'Ray'} ({choice.reason})"
+    text = f"executor: {title_of(choice.chosen)} ({choice.reason})"
     width = max(40, min(out.width, 100))
     return "\n".join(textwrap.wrap(text, width, subsequent_indent=" " * 10))
 
@@ -1106,15 +1126,15 @@ def _plan_lines(found: SweepPlan) -> list[str]:
         f"in-process:  b {_ms(local.per_config_seconds)} per config, "
         f"O {_ms(local.overhead_seconds)} per task",
     ]
-    ray = found.ray
-    if ray is None:
-        lines.append(f"Ray:         {found.ray_note}")
+    cluster = found.cluster
+    if cluster is None:
+        lines.append(f"cluster:     {found.cluster_note}")
     else:
-        where = ray.describe.address or ""
+        where = cluster.describe.address or ""
         lines.append(
-            f"Ray:         {ray.workers} workers ({where} cluster), start-up "
-            f"{_ms(ray.startup_seconds)}, b {_ms(ray.per_config_seconds)} per config, "
-            f"O {_ms(ray.overhead_seconds)} per task"
+            f"{title_of(cluster.executor) + ':':<13}{cluster.workers} workers ({where} cluster), "
+            f"start-up {_ms(cluster.startup_seconds)}, b {_ms(cluster.per_config_seconds)} per "
+            f"config, O {_ms(cluster.overhead_seconds)} per task"
         )
     lines.append(f"scaling:     {found.scaling.source}")
     return lines
@@ -1128,7 +1148,7 @@ def _plan_table(found: SweepPlan) -> Table:
     for row in found.predictions:
         w = row.wall
         table.add_row(
-            "in-process" if row.executor == "local" else "ray",
+            "in-process" if row.executor == LOCAL else row.executor,
             str(w.workers),
             f"{w.batch_size:,}",
             f"{w.tasks:,}",
@@ -1140,13 +1160,14 @@ def _plan_table(found: SweepPlan) -> Table:
 
 def _plan_footer(found: SweepPlan) -> list[str]:
     lines = []
-    if found.ray is not None:
+    if found.cluster is not None:
         cross = found.crossover_configs
-        n = found.ray.workers
+        n = found.cluster.workers
+        title = title_of(found.cluster.executor)
         lines.append(
-            f"crossover:   Ray ({n} workers) beats in-process above {cross:,} configs"
+            f"crossover:   {title} ({n} workers) beats in-process above {cross:,} configs"
             if cross is not None
-            else f"crossover:   none: Ray ({n} workers) is not predicted to beat in-process"
+            else f"crossover:   none: {title} ({n} workers) is not predicted to beat in-process"
         )
     choice = found.choice
     lines.append(f"auto:        {choice.chosen} ({choice.reason})")
@@ -1162,11 +1183,17 @@ def plan(
     address: AddressOpt = None,
     workers: Annotated[
         int | None,
-        typer.Option("--workers", min=1, help="CPUs of the local Ray cluster (N predicted)."),
+        typer.Option("--workers", min=1, help="CPUs of the local cluster (N predicted)."),
     ] = None,
-    no_ray: Annotated[
-        bool, typer.Option("--no-ray", help="Measure in-process only (no crossover).")
-    ] = False,
+    executor: Annotated[
+        ExecutorKind,
+        typer.Option(
+            "--executor",
+            help="The cluster measured beside in-process. auto: the one --address names, else "
+            f"a local {title_of(local_cluster_kind())} cluster; local: in-process only (no "
+            "crossover).",
+        ),
+    ] = AUTO,
     bench_dir: Annotated[
         Path | None,
         typer.Option("--bench", help="Folder of sweep bench results (default runs/bench)."),
@@ -1178,17 +1205,17 @@ def plan(
     from sweep.plan._preflight import plan_sweep
     from sweep.spec._resolve import resolve
 
-    if no_ray and (address or workers):
+    if executor.value == LOCAL and (address or workers):
         raise SweepError(
-            "--no-ray: measures in-process only, so --address and --workers do not apply; "
-            f"got --address {address!r} and --workers {workers!r}"
+            "--executor local: measures in-process only, so --address and --workers do not "
+            f"apply; got --address {address!r} and --workers {workers!r}"
         )
     with _spec_imports(spec, app_dir) as sweep_spec:
         found = plan_sweep(
             resolve(sweep_spec),
             address=address,
             workers=workers,
-            with_ray=not no_ray,
+            kind=None if executor.value == "auto" else executor.value,
             bench_dir=None if bench_dir is None else str(bench_dir),
         )
     if as_json:

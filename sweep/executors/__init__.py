@@ -29,6 +29,7 @@ if typing.TYPE_CHECKING:
     from sweep.store._record import Session
 
 __all__ = [
+    "ADDRESS_ENVVARS",
     "EXECUTOR_CHOICES",
     "KINDS",
     "LOCAL",
@@ -36,6 +37,7 @@ __all__ = [
     "ClusterExecutor",
     "Executor",
     "LocalExecutor",
+    "address_forms",
     "assumed_costs",
     "clean_up_dead_sessions",
     "cluster_named",
@@ -47,6 +49,8 @@ __all__ = [
 #: The in-process backend's name (no engine).
 LOCAL = "local"
 _CLUSTERS: dict[str, type[ClusterExecutor]] = {"ray": RayExecutor, "dask": DaskExecutor}
+#: Environment variables ``--address`` is read from when not given (Ray's, Dask's).
+ADDRESS_ENVVARS = ("RAY_ADDRESS", "DASK_SCHEDULER_ADDRESS")
 #: The backends a sweep can run on, by the name ``--executor`` takes.
 KINDS = (LOCAL, *_CLUSTERS)
 #: What ``--executor`` accepts: a backend, or ``auto`` (chosen per run).
@@ -112,6 +116,13 @@ def local_cluster_kind() -> str:
 def assumed_costs(kind: str) -> tuple[float, float]:
     """``(start-up seconds, seconds per task)`` assumed for a local cluster of ``kind``."""
     return _ASSUMED_COSTS[kind]
+
+
+def address_forms() -> str:
+    """The forms ``--address`` takes, engine by engine (for help texts)."""
+    return ", ".join(
+        f"{backend.address_forms} (a {backend.title} cluster)" for backend in _CLUSTERS.values()
+    )
 
 
 def title_of(kind: str) -> str:

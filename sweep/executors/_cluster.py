@@ -63,6 +63,8 @@ class ClusterExecutor:
     name = "cluster"
     #: The engine's name in messages ("Ray", "Dask").
     title = "cluster"
+    #: The forms of an address of this engine's clusters (help texts).
+    address_forms = "host:port"
 
     def __init__(
         self,

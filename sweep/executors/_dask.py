@@ -95,6 +95,7 @@ class DaskExecutor(ClusterExecutor):
 
     name = "dask"
     title = "Dask"
+    address_forms = "tcp://host:port"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

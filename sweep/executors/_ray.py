@@ -120,6 +120,7 @@ class RayExecutor(ClusterExecutor):
 
     name = "ray"
     title = "Ray"
+    address_forms = "host:port or ray://host:port"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -150,40 +150,40 @@ def predict_wall(
 
 def crossover(
     local: CostModel,
-    ray: CostModel,
+    cluster: CostModel,
     settings: PlannerSettings | None = None,
 ) -> int | None:
-    """The smallest grid size at which Ray (all its workers) is predicted to beat in-process.
+    """The smallest grid size at which a cluster (all its workers) is predicted to win.
 
     Parameters
     ----------
-    local, ray : CostModel
-        The two executors' costs.
+    local, cluster : CostModel
+        In-process and the cluster's costs.
     settings : PlannerSettings, optional
         The planner's targets (default :class:`PlannerSettings()`).
 
     Returns
     -------
     int or None
-        ``n`` such that ``predict_wall(n, ray) < predict_wall(n, local)`` and not at
-        ``n - 1`` on the bisection below (doubling from 1, then bisecting); None when Ray is
-        not faster even at :data:`CROSSOVER_LIMIT` configs.
+        ``n`` such that ``predict_wall(n, cluster) < predict_wall(n, local)`` and not at
+        ``n - 1`` on the bisection below (doubling from 1, then bisecting); None when the
+        cluster is not faster even at :data:`CROSSOVER_LIMIT` configs.
     """
 
-    def ray_wins(n: int) -> bool:
-        return predict_wall(n, ray, settings=settings).seconds < (
+    def cluster_wins(n: int) -> bool:
+        return predict_wall(n, cluster, settings=settings).seconds < (
             predict_wall(n, local, settings=settings).seconds
         )
 
     hi = 1
-    while not ray_wins(hi):
+    while not cluster_wins(hi):
         if hi >= CROSSOVER_LIMIT:
             return None
         hi = min(hi * 2, CROSSOVER_LIMIT)
-    lo = hi // 2  # ray does not win at lo (or lo == 0)
+    lo = hi // 2  # the cluster does not win at lo (or lo == 0)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if ray_wins(mid):
+        if cluster_wins(mid):
             hi = mid
         else:
             lo = mid

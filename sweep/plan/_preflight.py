@@ -1,17 +1,19 @@
 """``sweep plan``: know before you launch (grid, measured costs, predicted wall times).
 
-A short pilot on this machine (in-process) and on Ray (a local cluster started for it, or
-the cluster at ``--address``) measures what the driver's planner measures before a run:
-``b`` (seconds per config on a worker), ``O`` (seconds per task: transport, fixed in-task
-cost, the driver's part write) and the batch size it would choose; on Ray also the start-up
-(``ray.init``, the sweep put in the object store, the warm-up of every worker and the
-overhead probes). Pilot results are written to a temporary folder (the part write is part
-of ``O``) and thrown away: ``sweep plan`` leaves nothing behind.
+A short pilot on this machine (in-process) and on a cluster (a local one started for it, or
+the one at ``--address``; Ray or Dask, ``--executor``) measures what the driver's planner
+measures before a run: ``b`` (seconds per config on a worker), ``O`` (seconds per task:
+transport, fixed in-task cost, the driver's part write) and the batch size it would choose;
+on the cluster also the start-up (starting or joining it, the sweep shipped to it, the
+warm-up of every worker and the overhead probes). Pilot results are written to a
+temporary folder (the part write is part of ``O``) and thrown away: ``sweep plan`` leaves
+nothing behind.
 
 :func:`sweep.plan._forecast.predict_wall` then predicts the wall time of the whole grid
-in-process and on 1..N Ray workers, with the cluster's USL when a ``sweep bench scaling``
-result is found (``--bench DIR``, else ``runs/bench``), else linear scaling (said so), and
-:func:`sweep.plan._forecast.crossover` names the grid size above which Ray beats in-process.
+in-process and on 1..N cluster workers, with the cluster's USL when a ``sweep bench
+scaling`` result is found (``--bench DIR``, else ``runs/bench``), else linear scaling (said
+so), and :func:`sweep.plan._forecast.crossover` names the grid size above which the cluster
+beats in-process.
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ import pyarrow.parquet as pq
 from sweep.common._range_set import RangeSet
 from sweep.common._serial import FLATTENED, JSONRecord
 from sweep.engine._evaluate import evaluate_batch
-from sweep.executors import BatchOutcome, Executor, make_executor
+from sweep.executors import (
+    LOCAL,
+    BatchOutcome,
+    Executor,
+    cluster_named,
+    local_cluster_kind,
+    make_executor,
+)
 from sweep.plan._auto import decide
 from sweep.plan._forecast import CostModel, Scaling, WallPrediction, crossover, predict_wall
 from sweep.plan._planner import PlannerSettings, plan_batches
@@ -38,7 +47,7 @@ from sweep.spec._resolve import ResolvedSweep
 from sweep.store._record import ExecutorChoice, ExecutorInfo, Plan
 
 #: ``sweep plan --json``'s format.
-PLAN_FORMAT = "raysweep-plan-v1"
+PLAN_FORMAT = "raysweep-plan-v2"
 #: A grid too small for the planner's pilots is timed whole, up to this many configs.
 SMALL_PILOT = 256
 
@@ -50,12 +59,12 @@ class Measured(JSONRecord):
     Attributes
     ----------
     executor : str
-        ``local`` or ``ray``.
+        The backend's name (``local``, ``ray``, ``dask``).
     workers : int
         Batches that run at once.
     startup_seconds : float
-        Paid once before the first batch (Ray: start or join, put, warm-up, probes beyond
-        the pilots' own work; in-process: the planning beyond the pilots' work).
+        Paid once before the first batch (a cluster: start or join, ship the sweep, warm-up,
+        probes beyond the pilots' own work; in-process: the planning beyond the pilots' work).
     per_config_seconds, overhead_seconds : float
         ``b`` and ``O``.
     batch_size : int
@@ -85,7 +94,7 @@ class Measured(JSONRecord):
             self.overhead_seconds,
             self.startup_seconds,
             self.workers,
-            scaling if self.executor == "ray" else Scaling(),
+            scaling if self.executor != LOCAL else Scaling(),
         )
 
 
@@ -119,16 +128,17 @@ class SweepPlan(JSONRecord):
         Configs in the grid.
     axes : tuple of AxisSize
         Each axis and its number of values, in grid order.
-    local, ray : Measured or None
-        The pilot on each executor (``ray`` None when not measured: see ``ray_note``).
-    ray_note : str
-        Why Ray was not measured ("" when it was).
+    local, cluster : Measured or None
+        The pilot in-process and on the cluster (``cluster`` None when not measured: see
+        ``cluster_note``; its ``executor`` names the backend).
+    cluster_note : str
+        Why the cluster was not measured ("" when it was).
     scaling : Scaling
-        ``C(p)`` used for Ray.
+        ``C(p)`` used for the cluster.
     predictions : tuple of Prediction
-        In-process, then Ray with 1..N workers.
+        In-process, then the cluster with 1..N workers.
     crossover_configs : int or None
-        The grid size above which Ray with all its workers beats in-process.
+        The grid size above which the cluster with all its workers beats in-process.
     choice : ExecutorChoice
         What ``--executor auto`` would choose from these measurements.
     assumptions : tuple of str
@@ -140,8 +150,8 @@ class SweepPlan(JSONRecord):
     configs: int
     axes: tuple[AxisSize, ...]
     local: Measured
-    ray: Measured | None
-    ray_note: str
+    cluster: Measured | None
+    cluster_note: str
     scaling: Scaling
     predictions: tuple[Prediction, ...]
     crossover_configs: int | None
@@ -196,10 +206,10 @@ def measure(
     ----------
     sweep : ResolvedSweep
         The sweep.
-    kind : {"local", "ray"}
-        Executor.
+    kind : str
+        The backend (:data:`sweep.executors.KINDS`).
     address, workers : optional
-        Ray cluster address and CPU cap.
+        Cluster address and CPU cap.
     settings : PlannerSettings, optional
         The planner's targets.
 
@@ -235,7 +245,7 @@ def measure(
     return Measured(
         executor=kind,
         workers=n_workers,
-        startup_seconds=(started if kind == "ray" else 0.0) + max(0.0, planning - useful),
+        startup_seconds=(started if kind != LOCAL else 0.0) + max(0.0, planning - useful),
         per_config_seconds=b,
         overhead_seconds=o,
         batch_size=plan.batch_size,
@@ -275,22 +285,24 @@ def plan_sweep(
     *,
     address: str | None = None,
     workers: int | None = None,
-    with_ray: bool = True,
+    kind: str | None = None,
     bench_dir: str | None = None,
     settings: PlannerSettings | None = None,
 ) -> SweepPlan:
-    """Measure ``sweep`` in-process and on Ray, and predict its wall time.
+    """Measure ``sweep`` in-process and on a cluster, and predict its wall time.
 
     Parameters
     ----------
     sweep : ResolvedSweep
         The sweep.
     address : str, optional
-        Ray cluster to join (default: a local cluster is started for the pilot and stopped).
+        Cluster to join (default: a local cluster is started for the pilot and stopped).
     workers : int, optional
         CPUs of the local cluster (a cap on a joined one): N of the predictions.
-    with_ray : bool
-        Measure Ray at all (``--no-ray``: in-process only, no crossover).
+    kind : str, optional
+        The cluster's backend: ``local`` measures in-process only (no crossover); default
+        the one the address names (:func:`sweep.executors.cluster_named`), else the one
+        ``auto`` starts locally.
     bench_dir : str, optional
         Where to find ``sweep bench scaling`` results.
     settings : PlannerSettings, optional
@@ -303,37 +315,39 @@ def plan_sweep(
     """
     settings = settings or PlannerSettings()
     n = len(sweep.grid)
-    local = measure(sweep, "local", settings=settings)
-    ray = measure(sweep, "ray", address=address, workers=workers) if with_ray else None
+    local = measure(sweep, LOCAL, settings=settings)
+    kind = kind or cluster_named("auto", address) or local_cluster_kind()
+    cluster = measure(sweep, kind, address=address, workers=workers) if kind != LOCAL else None
     scaling = bench_scaling(bench_dir)
     local_model = local.model(scaling)
-    predictions = [Prediction("local", predict_wall(n, local_model, settings=settings))]
+    predictions = [Prediction(LOCAL, predict_wall(n, local_model, settings=settings))]
     assumptions = [
         "wall = start-up + (tasks x O + configs x b) / C(p); batches as the planner chooses",
         scaling.source,
     ]
     cross = None
-    note = "" if ray is not None else "not measured (--no-ray)"
-    if ray is not None:
-        ray_model = ray.model(scaling)
-        for p in range(1, ray.workers + 1):
-            predictions.append(Prediction("ray", predict_wall(n, ray_model, p, settings)))
-        cross = crossover(local_model, ray_model, settings)
+    note = "" if cluster is not None else "not measured (--executor local)"
+    if cluster is not None:
+        cluster_model = cluster.model(scaling)
+        for p in range(1, cluster.workers + 1):
+            predictions.append(Prediction(kind, predict_wall(n, cluster_model, p, settings)))
+        cross = crossover(local_model, cluster_model, settings)
     choice = decide(
         n,
         local_model,
-        None if ray is None else ray.model(scaling),
+        None if cluster is None else cluster.model(scaling),
         address=address,
         assumptions=tuple(assumptions),
         settings=settings,
+        kind=kind if kind != LOCAL else None,
     )
     return SweepPlan(
         name=sweep.spec.name,
         configs=n,
         axes=tuple(AxisSize(a.name, len(a.values)) for a in sweep.grid.axes),
         local=local,
-        ray=ray,
-        ray_note=note,
+        cluster=cluster,
+        cluster_note=note,
         scaling=scaling,
         predictions=tuple(predictions),
         crossover_configs=cross,

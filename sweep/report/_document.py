@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from sweep.executors import LOCAL, local_cluster_kind, title_of
 from sweep.report._blocks import (
     Block,
     Bullets,
@@ -858,8 +859,8 @@ def _usl_text(s: ScalingSummary) -> str:
     )
     if s.cpus_per_task < 1:
         text += (
-            f" with {num(s.cpus_per_task, 3)} CPU per task (Ray restarts workers beyond "
-            "one per CPU; that cost is included)"
+            f" with {num(s.cpus_per_task, 3)} CPU per task ({title_of(local_cluster_kind())} "
+            "restarts workers beyond one per CPU; that cost is included)"
         )
     return text
 
@@ -870,6 +871,9 @@ def _run_scaling_rows(r: RunScaling) -> list[tuple[str, str]]:
         return [("this run", "no task ran: nothing to measure")]
     cross = r.crossover_configs
     achieved = r.achieved_speedup
+    # The crossover is against the run's own cluster, or, in-process, the local one auto
+    # would start (sweep.report._run_scaling).
+    cluster = title_of(r.executor if r.executor != LOCAL else local_cluster_kind())
     rows = [
         (
             "this run",
@@ -896,9 +900,9 @@ def _run_scaling_rows(r: RunScaling) -> list[tuple[str, str]]:
         (
             "crossover",
             (
-                f"Ray beats in-process above {cross:,} configs"
+                f"{cluster} beats in-process above {cross:,} configs"
                 if cross is not None
-                else "none: Ray is not predicted to beat in-process at any grid size"
+                else f"none: {cluster} is not predicted to beat in-process at any grid size"
             )
             + "; assumes: "
             + "; ".join(r.crossover_basis),

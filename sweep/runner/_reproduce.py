@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from stats import FoldSummary, NullSummary
 from sweep.common._range_set import RangeSet
 from sweep.errors import RunFolderError, SweepError
-from sweep.executors import Executor, make_executor
+from sweep.executors import LOCAL, Executor, cluster_named, make_executor
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._fold_summary import folds_of
 from sweep.store._null_summary import summary_of
@@ -148,7 +148,7 @@ class Reproduction:
         The environments the re-evaluation ran in (from the batches' own records: a Ray
         worker says where it ran), counted in batches and configs.
     executor : str
-        ``local`` or ``ray``.
+        The backend (``local``, ``ray``, ``dask``).
     bad_parts : int
         Parts that failed their check (left out: ``sweep verify`` names them).
     """
@@ -408,12 +408,13 @@ def reproduce_run(
         The run folder (a path or a URI).
     settings : ReproduceSettings, optional
         As :func:`reproduce_with`.
-    executor : {"local", "ray"}
-        Where the configs are evaluated again (``ray`` when ``address`` is given).
+    executor : str
+        Where the configs are evaluated again: ``local``, ``auto`` or a backend's name
+        (:data:`sweep.executors.KINDS`); with an ``address``, the cluster it names.
     address : str, optional
-        A Ray cluster to join.
+        A cluster to join.
     workers : int, optional
-        CPUs of a local Ray cluster.
+        CPUs of a local cluster.
     allow_import : iterable of str
         Strategy modules the folder may import (:mod:`sweep.store._trust`).
     sweep : ResolvedSweep, optional
@@ -431,8 +432,8 @@ def reproduce_run(
     check_sweep(record, sweep)
     if not record.good:
         raise RunFolderError(f"run folder {location!r} has no finished configs to reproduce")
-    kind = "ray" if address else executor
-    exe = make_executor(kind, address=address, workers=workers)
+    named = cluster_named("auto", address) if executor in ("auto", LOCAL) else executor
+    exe = make_executor(named or LOCAL, address=address, workers=workers)
     exe.start(sweep)
     try:
         return reproduce_with(record, sweep, exe, settings)

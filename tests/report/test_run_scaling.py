@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sweep.plan._auto import RAY_STARTUP_SECONDS, RAY_TASK_OVERHEAD_SECONDS, local_workers
+from sweep.executors import assumed_costs, local_cluster_kind
+from sweep.plan._auto import local_workers
 from sweep.plan._forecast import CostModel, crossover
 from sweep.report._execution import _fit
 from sweep.report._run_scaling import UslSummary, run_scaling
@@ -15,6 +16,8 @@ from sweep.store._bench_results import ScalingPoint, ScalingResult, UslFit
 from sweep.store._record import ExecutorInfo, Plan, Session
 
 OVERHEAD, PER_CONFIG = 0.02, 1e-3
+
+ASSUMED_STARTUP, ASSUMED_OVERHEAD = assumed_costs(local_cluster_kind())
 
 
 def _tasks(sizes: list[int]) -> pd.DataFrame:
@@ -53,7 +56,7 @@ def test_tasks_on_the_law_give_the_law():
     o, b = r.overhead_seconds, r.per_config_seconds  # the fit (equal to O, b to 1e-9)
     expected = crossover(
         CostModel(b, o),
-        CostModel(b, max(o, RAY_TASK_OVERHEAD_SECONDS), RAY_STARTUP_SECONDS, local_workers(None)),
+        CostModel(b, max(o, ASSUMED_OVERHEAD), ASSUMED_STARTUP, local_workers(None)),
     )
     assert r.crossover_configs == expected
     assert any("assumed" in s for s in r.crossover_basis)

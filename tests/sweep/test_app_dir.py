@@ -182,7 +182,7 @@ def test_plan_names_the_folders_it_searched(
 ) -> None:
     spec = _folder(tmp_path / "specs", module=False) / "ema.toml"
     monkeypatch.chdir(spec.parent)
-    code, _, err = _run(monkeypatch, capsys, "plan", spec, "--no-ray")
+    code, _, err = _run(monkeypatch, capsys, "plan", spec, "--executor", "local")
     assert code == 2
     assert f"(looked in the spec's folder and the working folder {spec.parent}, and the" in err
 

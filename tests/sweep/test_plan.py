@@ -54,10 +54,10 @@ def test_plan_in_process_end_to_end(tmp_path):
     spec = write_spec(tmp_path / "s.toml", _spec_480())
     work = tmp_path / "cwd"
     work.mkdir()
-    proc = _cli(work, "plan", str(spec), "--no-ray", "--json")
+    proc = _cli(work, "plan", str(spec), "--executor", "local", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["format"] == "raysweep-plan-v1" and doc["configs"] == 480
+    assert doc["format"] == "raysweep-plan-v2" and doc["configs"] == 480
     assert doc["axes"] == [
         {"name": "lookback", "size": 60},
         {"name": "band", "size": 8},
@@ -67,7 +67,7 @@ def test_plan_in_process_end_to_end(tmp_path):
     assert local["executor"] == "local" and local["workers"] == 1
     assert local["per_config_seconds"] > 0 and local["overhead_seconds"] > 0
     assert local["pilot_configs"] >= 1 + 32  # warm-up and a first pilot at least
-    assert doc["ray"] is None and doc["crossover_configs"] is None
+    assert doc["cluster"] is None and doc["crossover_configs"] is None
     assert doc["choice"]["chosen"] == "local"
     # the printed prediction is the model's, from the printed measurements
     (row,) = doc["predictions"]
@@ -77,7 +77,7 @@ def test_plan_in_process_end_to_end(tmp_path):
     assert "linear scaling" in doc["scaling"]["source"]
     assert list(work.iterdir()) == []  # a plan leaves nothing behind
 
-    text = _cli(work, "plan", str(spec), "--no-ray")
+    text = _cli(work, "plan", str(spec), "--executor", "local")
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80, text.stdout
@@ -87,8 +87,8 @@ def test_plan_in_process_end_to_end(tmp_path):
 
 def test_plan_refuses_contradictory_options(tmp_path):
     spec = write_spec(tmp_path / "s.toml", _spec_480())
-    proc = _cli(tmp_path, "plan", str(spec), "--no-ray", "--workers", "2")
-    assert proc.returncode == 2 and "--no-ray" in proc.stderr
+    proc = _cli(tmp_path, "plan", str(spec), "--executor", "local", "--workers", "2")
+    assert proc.returncode == 2 and "--executor local" in proc.stderr
 
 
 @pytest.mark.ray
@@ -97,7 +97,7 @@ def test_plan_on_a_local_ray_cluster(ray_env, tmp_path):
     proc = _cli(tmp_path, "plan", str(spec), "--workers", "2", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    ray = doc["ray"]
+    ray = doc["cluster"]
     assert ray["executor"] == "ray" and ray["workers"] == 2
     assert ray["describe"]["address"] == "local"
     assert all(a.startswith("127.") for a in ray["describe"]["node_addresses"])
@@ -139,12 +139,11 @@ def test_auto_is_the_default_and_its_choice_is_recorded(tmp_path):
 
 @pytest.mark.ray
 def test_auto_moves_to_ray_when_ray_is_predicted_first(ray_env, tmp_path, monkeypatch):
-    import sweep.plan._auto as auto
+    from sweep import executors
 
     local = run_sweep(spec_from_dict(_spec_480()), tmp_path / "local", progress=False)
     # Ray free to start and to schedule: 2 workers must then be predicted to win
-    monkeypatch.setattr(auto, "RAY_STARTUP_SECONDS", 0.0)
-    monkeypatch.setattr(auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)
+    monkeypatch.setitem(executors._ASSUMED_COSTS, "ray", (0.0, 0.0))
     moved = run_sweep(spec_from_dict(_spec_480()), tmp_path / "ray", workers=2, progress=False)
     assert moved.executor_choice is not None and moved.executor_choice.chosen == "ray"
     assert moved.table_hash == local.table_hash
@@ -187,10 +186,9 @@ def test_status_shows_the_running_sessions_rate_read_only(tmp_path):
 # Ray's failed ray.init leaves a finished helper process's Popen un-waited (Ray-internal)
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_auto_stays_in_process_when_ray_does_not_start(ray_env, tmp_path, monkeypatch):
-    import sweep.plan._auto as auto
+    from sweep import executors
 
-    monkeypatch.setattr(auto, "RAY_STARTUP_SECONDS", 0.0)
-    monkeypatch.setattr(auto, "RAY_TASK_OVERHEAD_SECONDS", 0.0)
+    monkeypatch.setitem(executors._ASSUMED_COSTS, "ray", (0.0, 0.0))
     # a real failure: token authentication with a token file that does not exist
     monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "no-such-token"))
     summary = run_sweep(spec_from_dict(_spec_480()), tmp_path / "run", workers=2, progress=False)

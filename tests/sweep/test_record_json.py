@@ -242,8 +242,8 @@ def test_status_verify_and_plan_documents():
         configs=10,
         axes=(AxisSize("lookback", 10),),
         local=measured,
-        ray=None,
-        ray_note="not measured (--no-ray)",
+        cluster=None,
+        cluster_note="not measured (--executor local)",
         scaling=Scaling(),
         predictions=(Prediction("local", wall),),
         crossover_configs=None,
@@ -252,7 +252,7 @@ def test_status_verify_and_plan_documents():
     )
     doc = sweep_plan.to_json()
     assert list(doc)[:4] == ["format", "name", "configs", "axes"]
-    assert doc["format"] == "raysweep-plan-v1" and doc["axes"] == [{"name": "lookback", "size": 10}]
+    assert doc["format"] == "raysweep-plan-v2" and doc["axes"] == [{"name": "lookback", "size": 10}]
     assert doc["local"]["overhead_seconds"] is None and doc["local"]["describe"] == info.to_json()
     assert doc["predictions"] == [{"executor": "local", **wall.to_json()}]
     assert doc["scaling"] == {"sigma": 0.0, "kappa": 0.0, "source": Scaling().source}
