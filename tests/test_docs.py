@@ -42,6 +42,7 @@ OWNED = {
     "python-api-example": "tests/sweep/test_python_api.py (needs the skfolio sample)",
     "table-hash-recipe": "tests/sweep/test_readme_recipe.py (needs a run folder)",
     "table-hash-recipe-v2": "tests/sweep/test_readme_recipe.py (needs a run folder)",
+    "dask-jobqueue-slurm": "tests/sweep/test_dask.py (a stand-in SLURMCluster: no SLURM here)",
 }
 MARKER = re.compile(r"^<!-- ([a-z0-9-]+) -->$")
 EXTERNAL = re.compile(

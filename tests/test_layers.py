@@ -25,7 +25,9 @@ ALLOWED: dict[str, set[str]] = {
     "executors": _BELOW_STORE | {"store", "engine"},
     "plan": _BELOW_STORE | {"store", "engine", "executors"},
     "bench": _BELOW_STORE | {"store", "engine", "executors", "plan", "report"},
-    "report": _BELOW_STORE | {"store", "engine", "plan"},
+    # The report names the engine a run used and the one its crossover assumes, from the
+    # backends' registry (sweep.executors: names, titles, assumed costs); it runs nothing there.
+    "report": _BELOW_STORE | {"store", "engine", "executors", "plan"},
     "runner": _BELOW_STORE | {"store", "engine", "executors", "plan"},
 }
 LEAVES = {"errors", "_version"}

@@ -18,7 +18,7 @@ from tests.helpers import small_spec_dict, write_spec
             "--batch-size: expected 'auto' or a positive integer",
         ),
         (["run", "SPEC", "--batch-size", "many"], "--batch-size"),
-        (["run", "SPEC", "--executor", "dask"], "dask"),
+        (["run", "SPEC", "--executor", "spark"], "spark"),
         (["run", "SPEC", "--on-error", "ignore"], "ignore"),
         (["run", "SPEC", "--workers", "0"], "--workers"),
         (["run", "missing.toml"], "cannot read"),

@@ -211,3 +211,39 @@ def test_executor_dask_without_an_address_starts_a_local_cluster(tmp_path, local
     info = RunStore(tmp_path / "r").read_manifest()["sessions"][-1]["executor_info"]
     assert info["kind"] == "dask" and info["address"] == "local" and info["workers"] == 2
     assert Path(tmp_path / "r").exists()
+
+
+STAND_IN = """
+from distributed import LocalCluster
+
+
+class SLURMCluster(LocalCluster):
+    \"\"\"dask-jobqueue's SLURMCluster as far as raysweep sees it: a scheduler and workers.\"\"\"
+
+    def __init__(self, **job):
+        assert job["processes"] == job["cores"]  # one thread per worker, as the page says
+        super().__init__(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                         dashboard_address=None)
+
+    def scale(self, n=0, jobs=None, **kwargs):
+        return super().scale(n if jobs is None else 2)  # jobs of workers: its 2 workers
+"""
+
+
+def test_the_dask_jobqueue_example_runs_with_a_stand_in_cluster(tmp_path, monkeypatch, capsys):
+    from tests.test_docs import REPO, blocks
+
+    (block,) = [
+        b for b in blocks(REPO / "docs/how-to/dask.md") if b.marker == "dask-jobqueue-slurm"
+    ]
+    (tmp_path / "dask_jobqueue.py").write_text(STAND_IN)
+    spec = write_spec(tmp_path / "s.toml", small_spec_dict())
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code = block.body.replace("examples/momentum.toml", str(spec)).replace(
+        "/shared/runs/momentum", str(tmp_path / "run")
+    )
+    exec(compile(code, block.label, "exec"), {"__name__": "__doc_block__"})
+    printed = capsys.readouterr().out.strip()
+    assert printed == results_hash(tmp_path / "run")
+    sessions = RunStore(tmp_path / "run").read_manifest()["sessions"]
+    assert sessions[-1]["executor"] == "dask"
