@@ -21,7 +21,7 @@ from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any
 
-from sweep.errors import ExecutionError
+from sweep.errors import ExecutionError, SweepError
 from sweep.executors._address import check_local_workers, wait_for_listener
 from sweep.executors._cluster import MAX_RETRIES, ClusterExecutor
 from sweep.executors._pool import TaskPool
@@ -111,8 +111,14 @@ class DaskExecutor(ClusterExecutor):
         return self._pool
 
     def _join(self) -> int:
-        import dask
-        from distributed import Client, LocalCluster
+        try:
+            import dask
+            from distributed import Client, LocalCluster
+        except ImportError as exc:
+            raise SweepError(
+                f"--executor dask: Dask is not installed ({exc}); install it with "
+                "pip install 'raysweep[dask]' (dask and distributed)"
+            ) from exc
 
         address = scheduler_address(self.address)
         if address:
