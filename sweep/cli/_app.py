@@ -132,8 +132,8 @@ def _root(
 ExecutorKind = StrEnum("ExecutorKind", {name: name for name in EXECUTOR_CHOICES})  # type: ignore[misc]
 #: ``--executor``'s default.
 AUTO = ExecutorKind("auto")
-#: The cluster backends, as a message lists them ("ray or dask").
-CLUSTERS = " or ".join(k for k in KINDS if k != LOCAL)
+#: The cluster backends, as a message lists them ("ray, dask").
+CLUSTERS = ", ".join(k for k in KINDS if k != LOCAL)
 
 
 class OnErrorMode(StrEnum):

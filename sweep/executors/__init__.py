@@ -15,17 +15,19 @@ and a line in :data:`_CLUSTERS`.
 from __future__ import annotations
 
 import typing
-from collections.abc import Sequence
 
 from sweep import errors as _errors
 from sweep.executors._base import BatchOutcome, Executor
-from sweep.executors._cluster import ClusterExecutor
-from sweep.executors._dask import DaskExecutor, scheduler_address
+from sweep.executors._cluster_executor import ClusterExecutor
+from sweep.executors._dask import DaskExecutor
+from sweep.executors._dask import scheduler_address as _scheduler_address
 from sweep.executors._local import LocalExecutor
 from sweep.executors._ray import RayExecutor
-from sweep.executors._ray_orphans import stop_leftovers_of
+from sweep.executors._ray_orphans import stop_leftovers_of as _stop_leftovers_of
 
 if typing.TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from sweep.store._record import Session
 
 __all__ = [
@@ -35,8 +37,10 @@ __all__ = [
     "LOCAL",
     "BatchOutcome",
     "ClusterExecutor",
+    "DaskExecutor",
     "Executor",
     "LocalExecutor",
+    "RayExecutor",
     "address_forms",
     "assumed_costs",
     "clean_up_dead_sessions",
@@ -105,7 +109,7 @@ def cluster_named(kind: str, address: str | None) -> str | None:
         return kind
     if address:
         return "dask" if address.startswith("tcp://") else "ray"
-    return "dask" if scheduler_address(None) else None
+    return "dask" if _scheduler_address(None) else None
 
 
 def local_cluster_kind() -> str:
@@ -132,4 +136,4 @@ def title_of(kind: str) -> str:
 
 def clean_up_dead_sessions(sessions: Sequence[Session]) -> None:
     """Stop what the killed sessions of a run left running on this machine (Ray's agents)."""
-    stop_leftovers_of(sessions)
+    _stop_leftovers_of(sessions)

@@ -1,6 +1,6 @@
 """The Dask backend: the sweep scattered to every worker once, batches stream as futures.
 
-Dask's part of :class:`sweep.executors._cluster.ClusterExecutor`. It joins the scheduler at
+Dask's part of :class:`sweep.executors._cluster_executor.ClusterExecutor`. It joins the scheduler at
 ``--address tcp://host:port`` (or ``DASK_SCHEDULER_ADDRESS``), else starts a
 ``distributed.LocalCluster`` of worker processes, one thread each, on 127.0.0.1 only and
 without a dashboard. A cluster built some other way (dask-jobqueue's ``SLURMCluster`` or
@@ -8,7 +8,7 @@ without a dashboard. A cluster built some other way (dask-jobqueue's ``SLURMClus
 
 A task whose worker dies is rescheduled by Dask's scheduler on another worker: up to
 ``distributed.scheduler.allowed-failures`` deaths per task (set to
-:data:`sweep.executors._cluster.MAX_RETRIES` on a local cluster started here; a joined
+:data:`sweep.executors._cluster_executor.MAX_RETRIES` on a local cluster started here; a joined
 scheduler keeps its own setting, 3 by default). An exception raised inside a task is not
 retried (``retries=0``) and reaches the caller as it was raised.
 """
@@ -23,7 +23,7 @@ from typing import Any
 
 from sweep.errors import ExecutionError, SweepError
 from sweep.executors._address import check_local_workers, wait_for_listener
-from sweep.executors._cluster import MAX_RETRIES, ClusterExecutor
+from sweep.executors._cluster_executor import MAX_RETRIES, ClusterExecutor
 from sweep.executors._pool import TaskPool
 from sweep.executors._task import Identify
 from sweep.store._record import ExecutorInfo
@@ -90,7 +90,7 @@ class DaskExecutor(ClusterExecutor):
 
     ``address`` is the scheduler's (``tcp://host:port``); default: ``DASK_SCHEDULER_ADDRESS``,
     else a local cluster of ``workers`` processes (default: one per CPU). See
-    :class:`sweep.executors._cluster.ClusterExecutor` for the other parameters.
+    :class:`sweep.executors._cluster_executor.ClusterExecutor` for the other parameters.
     """
 
     name = "dask"

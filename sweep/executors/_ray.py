@@ -1,6 +1,6 @@
 """The Ray backend: the sweep goes into the object store once, batches stream as tasks.
 
-Ray's part of :class:`sweep.executors._cluster.ClusterExecutor`: start a local Ray (after
+Ray's part of :class:`sweep.executors._cluster_executor.ClusterExecutor`: start a local Ray (after
 stopping what a killed local session left running) or join one at ``--address``, its task
 pool (``ray.remote`` tasks with ``max_retries``, ``ray.wait``, ``ray.put``), how a worker
 names its node and attempt, and how the cluster describes itself.
@@ -15,7 +15,7 @@ from typing import Any
 
 from sweep.errors import ExecutionError
 from sweep.executors._address import check_local_workers, wait_for_listener
-from sweep.executors._cluster import MAX_RETRIES, ClusterExecutor
+from sweep.executors._cluster_executor import MAX_RETRIES, ClusterExecutor
 from sweep.executors._pool import TaskPool
 from sweep.executors._ray_orphans import before_local_ray_start
 from sweep.executors._task import Identify
@@ -115,7 +115,7 @@ class RayExecutor(ClusterExecutor):
 
     ``address`` is ``ray://host:port``, ``host:port`` or ``"auto"``; default: use an
     already-initialised Ray, or start a local cluster of ``workers`` CPUs. See
-    :class:`sweep.executors._cluster.ClusterExecutor` for the other parameters.
+    :class:`sweep.executors._cluster_executor.ClusterExecutor` for the other parameters.
     """
 
     name = "ray"

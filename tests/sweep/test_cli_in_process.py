@@ -125,7 +125,7 @@ def test_strategies_lists_every_built_in():
         (
             ["run", "{spec}", "--executor", "local", "--workers", "2"],
             2,
-            "--workers: applies only with --executor ray or auto",
+            "--workers: applies only with --executor ray, dask or auto",
         ),
         (
             ["results", "{run}", "--format", "parquet"],

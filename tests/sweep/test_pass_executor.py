@@ -131,7 +131,7 @@ def test_local_with_workers_is_refused_before_anything_is_read(tmp_path):
             check=False,
         )
         assert done.returncode == 2, done.stderr
-        assert "--workers: applies only with --executor ray or auto" in done.stderr
+        assert "--workers: applies only with --executor ray, dask or auto" in done.stderr
 
 
 def test_a_session_reads_its_parts_where_its_sweep_may_run():
