@@ -27,7 +27,7 @@ import numpy as np
 from strategies import Param, position_strategy
 from strategies.sma_cross import SmaCross
 from sweep import evaluate_batch, make_panel, panel_fingerprint, resolve, spec_from_dict
-from sweep.spec._resolve import ResolvedSweep, _full_grid
+from sweep.spec._resolve import ResolvedSweep, full_grid
 
 SUB_BATCH = 64
 
@@ -116,7 +116,7 @@ def main() -> None:
     position_sweep = ResolvedSweep(
         position_spec,
         sma_position,
-        _full_grid(position_spec, sma_position),
+        full_grid(position_spec, sma_position),
         panel,
         panel_fingerprint(panel),
     )
