@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 import pandas as pd
@@ -31,8 +31,8 @@ import pandas as pd
 from strategies import Strategy
 from sweep.data._panels import Panel, panel_from_frame
 from sweep.errors import GridError, SpecError
-from sweep.executors import Executor
-from sweep.runner._driver import OnError, RunOptions, RunSettings, RunSummary, run_sweep
+from sweep.runner._driver import RunSummary, run_sweep
+from sweep.runner._run_settings import RunOptions, RunSettings
 from sweep.spec._grid import RESERVED_KEYS
 from sweep.spec._models import MetricOptions, StrategySpec, build_spec
 from sweep.spec._provenance import DataOrigin, StrategyOrigin, strategy_origin
@@ -186,8 +186,11 @@ def _default_name(strategy: Any) -> str:
     return slug[:100] or "sweep"
 
 
-class SweepOptions(TypedDict, total=False):
-    """The keywords of :func:`run` besides the run folder: the spec's and the driver's."""
+class SweepOptions(RunOptions, total=False):
+    """The keywords of :func:`run` besides the run folder: the spec's and the driver's.
+
+    The driver's are :class:`sweep.runner._run_settings.RunOptions` (every run setting).
+    """
 
     name: str
     seed: int
@@ -196,29 +199,11 @@ class SweepOptions(TypedDict, total=False):
     validation: Mapping[str, Any]
     layout: str
     fill: str
-    executor: str | Executor
-    batch_size: int | None
-    on_error: OnError
-    progress: bool
-    address: str | None
-    workers: int | None
-    allow_environment_change: bool
-
-
-_DRIVER_KEYS = (
-    "executor",
-    "batch_size",
-    "on_error",
-    "progress",
-    "address",
-    "workers",
-    "allow_environment_change",
-)
 
 
 def _settings(options: Mapping[str, Any]) -> RunSettings:
     """The driver's settings from keywords (progress off by default from Python)."""
-    given = {k: options[k] for k in _DRIVER_KEYS if k in options}
+    given = {f.name: options[f.name] for f in fields(RunSettings) if f.name in options}
     return RunSettings(**{"progress": False, **given})
 
 
@@ -252,9 +237,9 @@ def run(
         ``name`` (default: the strategy's name), ``seed`` (default 0), ``costs``,
         ``metrics`` (a :class:`MetricOptions` or a mapping), ``validation`` (as the spec's
         sections); ``layout`` and ``fill`` (how to read ``data``, see
-        :func:`sweep.load_panel`); ``executor``, ``batch_size``, ``on_error``,
-        ``progress`` (default False), ``address``, ``workers``,
-        ``allow_environment_change`` (as :func:`sweep.run_sweep`).
+        :func:`sweep.load_panel`); and every setting of :func:`sweep.run_sweep`
+        (``executor``, ``address``, ``workers``, ``batch_size``, ``on_error``, ``progress``
+        (default False here), ``allow_environment_change``, ...).
 
     Returns
     -------
@@ -350,10 +335,10 @@ def resume(
     allow_import : sequence of str
         Strategy modules the folder may import (see :mod:`sweep.store._trust`).
     **options
-        As :func:`sweep.run_sweep` (``executor``, ``batch_size``, ``on_error``,
-        ``progress`` (default False), ``address``, ``workers``,
+        Every setting of :func:`sweep.run_sweep` (``executor``, ``address``, ``workers``,
+        ``batch_size``, ``on_error``, ``progress`` (default False here),
         ``allow_environment_change``: continue under other library versions once a sample
-        of finished configs re-computed here matches bit for bit).
+        of finished configs re-computed here matches bit for bit, ...).
 
     Returns
     -------

@@ -13,7 +13,6 @@ import math
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
@@ -31,6 +30,7 @@ from sweep.cli._import_roots import (
     spec_roots,
 )
 from sweep.cli._output import check_output_file, check_output_folder, writing
+from sweep.cli._settings_options import settings_options
 from sweep.common import _signals
 from sweep.common._numba_cache import ensure_numba_cache
 from sweep.errors import USER_ERRORS, ExecutionError, SpecError, SweepError, exit_code
@@ -44,6 +44,7 @@ from sweep.executors import (
     title_of,
 )
 from sweep.executors._address import check_local_workers
+from sweep.runner._run_settings import RunSettings
 from sweep.spec._models import SweepSpec, load_spec
 from sweep.spec._resolve import ResolvedSweep
 
@@ -136,20 +137,6 @@ AUTO = ExecutorKind("auto")
 CLUSTERS = ", ".join(k for k in KINDS if k != LOCAL)
 
 
-class OnErrorMode(StrEnum):
-    """What a config that raises does to the sweep."""
-
-    record = "record"
-    raise_ = "raise"
-
-
-class TableHashVersion(StrEnum):
-    """The table hash a new run folder carries (``sweep run --table-hash``)."""
-
-    v1 = "v1"
-    v2 = "v2"
-
-
 class OutputFormat(StrEnum):
     """Output formats of ``sweep results``."""
 
@@ -211,32 +198,11 @@ def _check_run_dir(run_dir: str | None) -> None:
         )
 
 
-def _parse_batch_size(text: str) -> int | None:
-    if text == "auto":
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise SweepError(f"--batch-size: expected 'auto' or a positive integer, got {text!r}")
-    return value
-
-
 RunDirOpt = Annotated[
     str | None,
     typer.Option(
         "--run-dir",
         help="Run folder: a path or a URI such as s3://bucket/prefix (default: runs/<spec name>).",
-    ),
-]
-ExecutorOpt = Annotated[
-    ExecutorKind,
-    typer.Option(
-        "--executor",
-        help="Where batches run. auto: the cluster --address names, else in-process unless a "
-        f"local {title_of(local_cluster_kind())} cluster is predicted to finish first (the "
-        "choice is recorded).",
     ),
 ]
 #: What ``--address`` says of the forms it takes and where it is read from.
@@ -270,31 +236,7 @@ PassExecutorOpt = Annotated[
 WorkersOpt = Annotated[
     int | None, typer.Option("--workers", min=1, help="Cap on the CPUs of a local cluster.")
 ]
-BatchOpt = Annotated[
-    str, typer.Option("--batch-size", help="'auto' (amortization law) or configs per task.")
-]
-OnErrorOpt = Annotated[
-    OnErrorMode,
-    typer.Option("--on-error", help="record: keep going; raise: stop at the first failing config."),
-]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
-AllowEnvironmentOpt = Annotated[
-    bool,
-    typer.Option(
-        "--allow-environment-change",
-        help="Continue a run whose parts were computed with other library versions (numpy, "
-        "numba, ...) once 16 of its finished configs re-computed here match bit for bit.",
-    ),
-]
-TableHashOpt = Annotated[
-    TableHashVersion | None,
-    typer.Option(
-        "--table-hash",
-        help="The table hash a new run folder carries: v2 (the default; combined from the "
-        "parts) or v1 (the whole-table hash of raysweep 0.2.0 and before, to compare with a "
-        "hash it published). An existing folder keeps its own.",
-    ),
-]
 DataOpt = Annotated[
     str | None,
     typer.Option(
@@ -328,61 +270,18 @@ AllowedAppDirOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class _RunOptions:
-    """The options ``run`` and ``resume`` share, checked before anything is read."""
-
-    executor: ExecutorKind
-    address: str | None
-    workers: int | None
-    batch_size: int | None  # None: 'auto'
-    on_error: OnErrorMode
-    quiet: bool
-    allow_environment_change: bool = False
+def _check_settings(settings: RunSettings) -> None:
+    """Refuse options of ``run`` and ``resume`` that contradict each other, before any read."""
+    executor = settings.executor
+    name = executor if isinstance(executor, str) else executor.name
+    _check_workers(ExecutorKind(name), settings.workers, settings.address)
 
 
-def _run_options(
-    executor: ExecutorKind,
-    address: str | None,
-    workers: int | None,
-    batch_size: str,
-    on_error: OnErrorMode,
-    quiet: bool,
-    allow_environment_change: bool,
-) -> _RunOptions:
-    _check_workers(executor, workers, address)
-    return _RunOptions(
-        executor,
-        address,
-        workers,
-        _parse_batch_size(batch_size),
-        on_error,
-        quiet,
-        allow_environment_change,
-    )
-
-
-def _execute(
-    spec: SweepSpec | ResolvedSweep,
-    run_dir: str,
-    options: _RunOptions,
-    table_hash: TableHashVersion | None = None,
-) -> None:
+def _execute(spec: SweepSpec | ResolvedSweep, run_dir: str, settings: RunSettings) -> None:
     from sweep.runner._driver import run_sweep
 
     try:
-        summary = run_sweep(
-            spec,
-            run_dir,
-            executor=options.executor.value,
-            batch_size=options.batch_size,
-            on_error="raise" if options.on_error is OnErrorMode.raise_ else "record",
-            progress=not options.quiet,
-            address=options.address,
-            workers=options.workers,
-            allow_environment_change=options.allow_environment_change,
-            table_hash_version=None if table_hash is None else table_hash.value,
-        )
+        summary = run_sweep(spec, run_dir, settings)
     except KeyboardInterrupt as exc:
         raise _interrupted(exc, _interrupted_run(run_dir)) from None
     _say(out, "\n".join(_summary_lines(summary)))
@@ -451,17 +350,12 @@ def _every_config_failed(run_dir: str, total: int) -> None:
 
 @app.command()
 @_interruptible
+@settings_options("run")
 def run(
     spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML).")],
     run_dir: RunDirOpt = None,
-    executor: ExecutorOpt = AUTO,
-    address: AddressOpt = None,
-    workers: WorkersOpt = None,
-    batch_size: BatchOpt = "auto",
-    on_error: OnErrorOpt = OnErrorMode.record,
-    quiet: QuietOpt = False,
-    allow_environment_change: AllowEnvironmentOpt = False,
-    table_hash: TableHashOpt = None,
+    *,
+    settings: RunSettings,  # typer sees one option per setting here (settings_options)
     app_dir: AppDirOpt = None,
 ) -> None:
     """Run a sweep (or continue it, if the run folder already holds it).
@@ -469,27 +363,21 @@ def run(
     A strategy module the spec names (module:Name) is imported from the --app-dir folders,
     the spec's folder, the working folder, then PYTHONPATH and the installed packages.
     """
-    options = _run_options(
-        executor, address, workers, batch_size, on_error, quiet, allow_environment_change
-    )
+    _check_settings(settings)
     _check_run_dir(run_dir)
     with _spec_imports(spec, app_dir) as sweep_spec:
         folder = run_dir or str(Path("runs") / sweep_spec.name)
-        _execute(sweep_spec, folder, options, table_hash)
+        _execute(sweep_spec, folder, settings)
 
 
 @app.command()
 @_interruptible
+@settings_options("resume")
 def resume(
     run_dir: Annotated[str, typer.Argument(help="Run folder (path or URI) to continue.")],
-    executor: ExecutorOpt = AUTO,
-    address: AddressOpt = None,
-    workers: WorkersOpt = None,
-    batch_size: BatchOpt = "auto",
-    on_error: OnErrorOpt = OnErrorMode.record,
-    quiet: QuietOpt = False,
+    *,
+    settings: RunSettings,  # typer sees one option per setting here (settings_options)
     allow_import: AllowImportOpt = None,
-    allow_environment_change: AllowEnvironmentOpt = False,
     data: DataOpt = None,
     app_dir: AllowedAppDirOpt = None,
 ) -> None:
@@ -502,15 +390,13 @@ def resume(
     from sweep.store._run_store import RunStore
     from sweep.store._trust import resolve_recorded
 
-    options = _run_options(
-        executor, address, workers, batch_size, on_error, quiet, allow_environment_change
-    )
+    _check_settings(settings)
     roots = allowed_roots(app_dir, run_dir)
     manifest = RunStore(run_dir).load_manifest()
     with importing_from(roots):
         with _named_data(run_dir, data):
             sweep = resolve_recorded(manifest, run_dir, allow_import or ())
-        _execute(sweep, run_dir, options)
+        _execute(sweep, run_dir, settings)
 
 
 @app.command()

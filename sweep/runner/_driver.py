@@ -15,8 +15,8 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypedDict, Unpack
+from dataclasses import dataclass, replace
+from typing import Any, Unpack
 
 from sweep._version import ENGINE_VERSION
 from sweep.common._environment import environment
@@ -33,7 +33,7 @@ from sweep.executors import (
     make_executor,
 )
 from sweep.plan._auto import address_reason, choose_executor
-from sweep.plan._planner import PlannerSettings, plan_batches, small_plan
+from sweep.plan._planner import plan_batches, small_plan
 from sweep.plan._planning_stream import PlanningStream
 from sweep.runner._environment_check import (
     EnvironmentChange,
@@ -43,6 +43,7 @@ from sweep.runner._environment_check import (
     check_sample,
 )
 from sweep.runner._pass_executor import PassExecutor
+from sweep.runner._run_settings import RunOptions, RunSettings
 from sweep.runner._status import failed_count
 from sweep.runner._sweep_progress import SweepProgress
 from sweep.spec._models import SweepSpec
@@ -53,8 +54,6 @@ from sweep.store._results import results_hash
 from sweep.store._run_store import TELEMETRY, RunRecord, RunStore, utc_now
 from sweep.store._survey import PartSurvey, survey_parts
 from sweep.store._table_hash import CURRENT_TABLE_HASH, hash_version
-
-OnError = Literal["record", "raise"]
 
 
 @dataclass(frozen=True)
@@ -96,78 +95,6 @@ class RunSummary:
     status: str
     executor_choice: ExecutorChoice | None = None
     table_hash_version: str | None = None
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """How :func:`run_sweep` runs a sweep (each field is also a keyword of it).
-
-    Attributes
-    ----------
-    executor : {"auto", "local", "ray"} or Executor
-        Where batches run; ``auto`` (the default): Ray when a cluster ``address`` is given,
-        else in-process unless a local Ray cluster is predicted to finish first
-        (:func:`sweep.plan._auto.choose_executor`; the choice is recorded in the session).
-    batch_size : int or None
-        Fixed configs per task; None: chosen by the planner.
-    on_error : {"record", "raise"}
-        A config that raises is recorded with ``status = "error"``, or the sweep stops at
-        the first such config (:class:`sweep.errors.ConfigFailedError`) without writing
-        its batch.
-    progress : bool
-        Show a progress bar on a terminal.
-    address, workers : optional
-        Ray cluster address and CPU cap (Ray executor only).
-    planner : PlannerSettings
-        Targets of the batch-size planner.
-    allow_environment_change : bool
-        Continue a run whose parts were computed with other library versions (python,
-        numpy, numba, llvmlite, pandas, pyarrow, scipy, raysweep) than this process has,
-        once a sample of its finished configs re-computed here matches bit for bit; without
-        it such a run is refused (:mod:`sweep.runner._environment_check`).
-    table_hash_version : str or None
-        The table hash a *new* run folder carries: ``raysweep-table-v2`` (the default) or
-        ``raysweep-table-v1`` (``v1``/``v2`` accepted), e.g. to compare with a hash published
-        by an older raysweep. An existing folder keeps its own; naming another is refused.
-    """
-
-    executor: str | Executor = "auto"
-    batch_size: int | None = None
-    on_error: OnError = "record"
-    progress: bool = True
-    address: str | None = None
-    workers: int | None = None
-    planner: PlannerSettings = field(default_factory=PlannerSettings)
-    allow_environment_change: bool = False
-    table_hash_version: str | None = None
-
-    def check(self) -> None:
-        """Refuse (:class:`RunFolderError`) a batch size, error mode or hash version unknown."""
-        if self.batch_size is not None and self.batch_size < 1:
-            raise RunFolderError(
-                f"batch_size: expected a positive integer or None, got {self.batch_size}"
-            )
-        if self.on_error not in ("record", "raise"):
-            raise RunFolderError(f"on_error: expected 'record' or 'raise', got {self.on_error!r}")
-        if self.table_hash_version is not None:
-            try:
-                hash_version(self.table_hash_version)
-            except ValueError as exc:
-                raise RunFolderError(str(exc)) from exc
-
-
-class RunOptions(TypedDict, total=False):
-    """The keywords of :func:`run_sweep`: the fields of :class:`RunSettings`."""
-
-    executor: str | Executor
-    batch_size: int | None
-    on_error: OnError
-    progress: bool
-    address: str | None
-    workers: int | None
-    planner: PlannerSettings
-    allow_environment_change: bool
-    table_hash_version: str | None
 
 
 def _check_hash_version(store: RunStore, wanted: str | None) -> None:
@@ -221,9 +148,9 @@ def run_sweep(
     settings : RunSettings, optional
         How to run it (default :class:`RunSettings()`).
     **options
-        Any field of :class:`RunSettings` (``executor``, ``batch_size``, ``on_error``,
-        ``progress``, ``address``, ``workers``, ``planner``, ``allow_environment_change``,
-        ``table_hash_version``), overriding ``settings``.
+        Any field of :class:`RunSettings` (:class:`RunOptions`: ``executor``, ``address``,
+        ``workers``, ``batch_size``, ``on_error``, ``progress``, ...), overriding
+        ``settings``.
 
     Returns
     -------
