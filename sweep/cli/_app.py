@@ -210,7 +210,10 @@ _ADDRESS_FORMS = f"{address_forms()}."
 AddressOpt = Annotated[
     str | None,
     typer.Option(
-        "--address", envvar=list(ADDRESS_ENVVARS), help=f"Cluster to join: {_ADDRESS_FORMS}"
+        "--address",
+        envvar=list(ADDRESS_ENVVARS),
+        show_envvar=False,
+        help=f"Cluster to join: {_ADDRESS_FORMS}",
     ),
 ]
 PassAddressOpt = Annotated[
@@ -218,6 +221,7 @@ PassAddressOpt = Annotated[
     typer.Option(
         "--address",
         envvar=list(ADDRESS_ENVVARS),
+        show_envvar=False,
         help="Cluster to join: the per-part work runs there as tasks over groups of parts "
         "(the folder must be reachable from every node: a URI or a shared path); the output "
         f"is the same. {_ADDRESS_FORMS}",
@@ -234,7 +238,8 @@ PassExecutorOpt = Annotated[
     ),
 ]
 WorkersOpt = Annotated[
-    int | None, typer.Option("--workers", min=1, help="Cap on the CPUs of a local cluster.")
+    int | None,
+    typer.Option("--workers", min=1, metavar="N", help="Cap on the CPUs of a local cluster."),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 DataOpt = Annotated[

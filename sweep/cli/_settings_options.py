@@ -94,7 +94,15 @@ def _parameter(
             shape = shape | None
     names = (flag.name,) if flag.short is None else (flag.name, flag.short)
     envvar = list(flag.envvars) or None
-    option = typer.Option(*names, help=flag.help, envvar=envvar, min=flag.minimum)
+    # The variables are named in the help (an [env var: ...] line is cut at 80 columns).
+    option = typer.Option(
+        *names,
+        help=flag.help,
+        envvar=envvar,
+        show_envvar=False,
+        min=flag.minimum,
+        metavar=flag.metavar,
+    )
     return inspect.Parameter(item.name, kind, default=default, annotation=Annotated[shape, option])
 
 

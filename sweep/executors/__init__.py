@@ -123,10 +123,13 @@ def assumed_costs(kind: str) -> tuple[float, float]:
 
 
 def address_forms() -> str:
-    """The forms ``--address`` takes, engine by engine (for help texts)."""
-    return ", ".join(
-        f"{backend.address_forms} (a {backend.title} cluster)" for backend in _CLUSTERS.values()
-    )
+    """The forms ``--address`` takes, engine by engine, and where it is read from otherwise.
+
+    For help texts: the variables are named here, not in the option's ``[env var: ...]``
+    line, which the help's option column cuts at 80 columns.
+    """
+    forms = ", ".join(f"{b.address_forms} (a {b.title} cluster)" for b in _CLUSTERS.values())
+    return f"{forms}; when not given, read from {' or '.join(ADDRESS_ENVVARS)}"
 
 
 def title_of(kind: str) -> str:

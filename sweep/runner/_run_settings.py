@@ -66,6 +66,9 @@ class Flag:
         The option's default text when ``parse`` is given.
     commands : tuple of str
         The commands that take it: both, or ``("run",)`` for a new folder's setting.
+    metavar : str or None
+        What the help shows for the value (default: the choices, or the type), e.g. a word
+        where a long list of choices would squeeze the help's columns at 80 characters.
     """
 
     name: str
@@ -78,6 +81,7 @@ class Flag:
     parse: Callable[[str], Any] | None = None
     text_default: str | None = None
     commands: tuple[str, ...] = COMMANDS
+    metavar: str | None = None
 
 
 def flags(settings_type: type[RunSettings]) -> dict[str, Flag]:
@@ -147,10 +151,12 @@ class RunSettings:
         str | Executor,
         Flag(
             "--executor",
-            "Where batches run. auto: the cluster --address names, else in-process unless a "
-            f"local {title_of(local_cluster_kind())} cluster is predicted to finish first (the "
+            f"Where batches run: {', '.join(EXECUTOR_CHOICES)}. auto: the cluster --address "
+            "names, else in-process unless a local "
+            f"{title_of(local_cluster_kind())} cluster is predicted to finish first (the "
             "choice is recorded).",
             choices=EXECUTOR_CHOICES,
+            metavar="NAME",
         ),
     ] = "auto"
     address: Annotated[
@@ -158,7 +164,8 @@ class RunSettings:
         Flag("--address", f"Cluster to join: {address_forms()}.", envvars=ADDRESS_ENVVARS),
     ] = None
     workers: Annotated[
-        int | None, Flag("--workers", "Cap on the CPUs of a local cluster.", minimum=1)
+        int | None,
+        Flag("--workers", "Cap on the CPUs of a local cluster.", minimum=1, metavar="N"),
     ] = None
     batch_size: Annotated[
         int | None,
