@@ -376,10 +376,11 @@ def reproduce(
         As :func:`resume`: what the folder cannot find itself.
     allow_import : sequence of str
         Strategy modules the folder may import (see :mod:`sweep.store._trust`).
-    executor : {"local", "ray"}
-        Where the configs are evaluated again (``ray`` when ``address`` is given).
+    executor : str
+        Where the configs are evaluated again: ``local``, ``auto`` or a backend
+        (``ray``, ``dask``); with an ``address``, the cluster it names.
     address, workers : optional
-        A Ray cluster to join; CPUs of a local one.
+        A cluster to join (Ray or Dask); CPUs of a local one.
 
     Returns
     -------
