@@ -41,6 +41,7 @@ __all__ = [
     "cluster_named",
     "local_cluster_kind",
     "make_executor",
+    "recorded_kind",
     "title_of",
 ]
 
@@ -72,7 +73,8 @@ def make_executor(kind: str, **options: typing.Any) -> Executor:
     kind : str
         One of :data:`KINDS`.
     **options
-        ``address`` and ``workers`` for a distributed engine.
+        ``address`` and ``workers`` for a distributed engine (and the other parameters of
+        :class:`ClusterExecutor`, e.g. ``oversubscribe`` for a benchmark).
 
     Returns
     -------
@@ -87,7 +89,7 @@ def make_executor(kind: str, **options: typing.Any) -> Executor:
             f"--executor: expected one of {', '.join(EXECUTOR_CHOICES)}, got {kind!r}"
             + _errors.close_matches(kind, EXECUTOR_CHOICES)
         )
-    return backend(address=options.get("address"), workers=options.get("workers"))
+    return backend(**options)
 
 
 def cluster_named(kind: str, address: str | None) -> str | None:
@@ -112,6 +114,15 @@ def local_cluster_kind() -> str:
 def assumed_costs(kind: str) -> tuple[float, float]:
     """``(start-up seconds, seconds per task)`` assumed for a local cluster of ``kind``."""
     return _ASSUMED_COSTS[kind]
+
+
+def recorded_kind(backend: str | None) -> str:
+    """The engine a benchmark record was measured on: the backend it names, None Ray's.
+
+    Ray's records name none (``ray_version`` says it), so that they keep the bytes they had
+    before other engines were measured.
+    """
+    return backend or "ray"
 
 
 def title_of(kind: str) -> str:
