@@ -101,6 +101,7 @@ def test_amortization_runs_on_one_dask_worker(dask_address, tmp_path):
     assert doc["fit"]["available"], doc["fit"]
 
 
+@pytest.mark.slow  # 20-30 s on the loaded 2-core machine: it starts its own CPUs + 1 workers
 def test_scaling_starts_more_dask_workers_than_cpus(dask_address, tmp_path):
     p = (os.cpu_count() or 1) + 1  # a local cluster beyond the CPUs: allowed for the bench
     settings = ScalingSettings(batch_size=10, tasks=p, rounds=1)
