@@ -1,9 +1,11 @@
 """``sweep bench amortization``: per-call against batched task times, and the law's fit.
 
-Tasks run one at a time on the driver's node (each asks for all of its CPUs) but are
-streamed two in flight, as a sweep streams them to each worker, so dispatch overlaps the
-previous task. Each task's time is its *service time*, ``end - max(submit, end of the
-previous task)``, the quantity the report fits to the telemetry of real runs; the first
+Tasks run one at a time on one worker (the backend's
+:meth:`sweep.executors.ClusterExecutor.one_worker_pool`: on Ray the driver's node, each task
+asking for all of its CPUs; on Dask one single-thread worker) but are streamed two in
+flight, as a sweep streams them to each worker, so dispatch overlaps the previous task.
+Each task's time is its *service time*, ``end - max(submit, end of the previous task)``,
+the quantity the report fits to the telemetry of real runs; the first
 task of each stream is dropped (it pays the pipeline's fill latency). For every batch
 size B of the grid, ``reps`` tasks of B configs run (batched); one stream of single-config
 tasks gives the per-call time. ``T = O + bB`` (batched) and ``O + a`` (per call) are
@@ -28,8 +30,9 @@ from stats import fit_amortization
 from sweep.bench._workload import workload_indices
 from sweep.common._range_set import RangeSet
 from sweep.errors import USER_ERRORS
-from sweep.executors._ray import RayExecutor, ray_identity
-from sweep.executors._task import evaluate_on_worker
+from sweep.executors import ClusterExecutor
+from sweep.executors._pool import TaskPool, stream_tasks
+from sweep.executors._task import Identify, evaluate_on_worker
 from sweep.plan._planner import PlannerSettings, plan_batches
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._bench_results import (
@@ -69,56 +72,39 @@ class AmortizationSettings:
     seed: int = 0
 
 
-def _exclusive_task() -> Any:
-    """The evaluation task, pinned to the driver's node and asking for all of its CPUs."""
-    import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    node = ray.get_runtime_context().get_node_id()
-    cpus = next(
-        (n["Resources"].get("CPU", 1.0) for n in ray.nodes() if n["NodeID"] == node),  # type: ignore[no-untyped-call]
-        1.0,
-    )
-    return ray.remote(evaluate_on_worker).options(
-        num_cpus=cpus,
-        max_retries=0,
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
-    )
-
-
 def _stream(
-    task: Any, sweep_ref: Any, batches: list[NDArray[np.int64]], in_flight: int = 2
+    pool: TaskPool,
+    sweep_ref: Any,
+    identify: Identify,
+    batches: list[NDArray[np.int64]],
+    in_flight: int = 2,
 ) -> tuple[list[float], float]:
-    """Run batches one at a time, ``in_flight`` submitted ahead.
+    """Run batches one at a time on ``pool``'s worker, ``in_flight`` submitted ahead.
 
     Returns the service seconds of every task but the first, and the stream's wall time.
     """
-    import ray
+    submitted: dict[int, float] = {}
+
+    def args(k: int) -> tuple[Any, ...]:
+        submitted[k] = time.time()
+        return (sweep_ref, batches[k], identify)
 
     start = time.perf_counter()
-    pending: dict[Any, float] = {}
-    done: list[tuple[float, float]] = []
-    source = iter(batches)
-    while True:
-        while len(pending) < in_flight:
-            batch = next(source, None)
-            if batch is None:
-                break
-            pending[task.remote(sweep_ref, batch, ray_identity)] = time.time()
-        if not pending:
-            break
-        ready, _ = ray.wait(list(pending), num_returns=1)
-        for ref in ready:
-            submitted = pending.pop(ref)
-            _, timing = ray.get(ref)
-            done.append((submitted, float(timing.end_time)))
+    done = [
+        (submitted.pop(k), float(timing.end_time))
+        for k, (_, timing), _ in stream_tasks(
+            pool, evaluate_on_worker, range(len(batches)), args, in_flight
+        )
+    ]
     wall = time.perf_counter() - start
     done.sort(key=lambda d: d[1])
     services = [end - max(sub, prev_end) for (_, prev_end), (sub, end) in itertools.pairwise(done)]
     return services, wall
 
 
-def _planner_estimate(executor: RayExecutor, sweep: ResolvedSweep, n: int) -> Plan | PlannerFailed:
+def _planner_estimate(
+    executor: ClusterExecutor, sweep: ResolvedSweep, n: int
+) -> Plan | PlannerFailed:
     """The planner's plan for ``n`` configs on this cluster (or the error it raised)."""
     todo = RangeSet.full(min(n, len(sweep.grid)))
     try:
@@ -173,7 +159,7 @@ def _comparison(
 
 
 def measure_amortization(
-    sweep: ResolvedSweep, settings: AmortizationSettings
+    sweep: ResolvedSweep, settings: AmortizationSettings, executor: ClusterExecutor
 ) -> AmortizationResult:
     """Measure per-call and batched task times on one worker and fit the amortization law.
 
@@ -183,6 +169,8 @@ def measure_amortization(
         The sweep whose configs are evaluated.
     settings : AmortizationSettings
         Batch sizes, repetitions, planner comparison.
+    executor : ClusterExecutor
+        The backend measured (connected here if it is not yet; the caller closes it).
 
     Returns
     -------
@@ -196,14 +184,14 @@ def measure_amortization(
     top = max(sizes)
     # per call: B single-config tasks cost the sum of B single-task times
     pool = workload_indices(len(sweep.grid), top, settings.seed)
-    import ray
-
-    task = _exclusive_task()
-    sweep_ref = ray.put(sweep)
-    _stream(task, sweep_ref, [pool[:1], pool])  # warm-up: worker start, imports, JIT
+    executor.connect()
+    tasks, where = executor.one_worker_pool()
+    identify = executor.identify
+    sweep_ref = tasks.share(sweep)
+    _stream(tasks, sweep_ref, identify, [pool[:1], pool])  # warm-up: worker, imports, JIT
     batched: list[BatchTiming] = []
     for b in sizes:
-        services, wall = _stream(task, sweep_ref, [pool[:b]] * (settings.reps + 1))
+        services, wall = _stream(tasks, sweep_ref, identify, [pool[:b]] * (settings.reps + 1))
         batched.append(
             BatchTiming(
                 batch=b,
@@ -212,16 +200,14 @@ def measure_amortization(
                 stream_wall_seconds=wall,
             )
         )
-    singles, _ = _stream(task, sweep_ref, [pool[i : i + 1] for i in range(max(top, 2) + 1)])
+    singles, _ = _stream(
+        tasks, sweep_ref, identify, [pool[i : i + 1] for i in range(max(top, 2) + 1)]
+    )
     del sweep_ref
     planner: Plan | PlannerFailed | None = None
     if settings.planner_configs:
-        executor = RayExecutor()  # every worker, as a sweep on this cluster would plan
-        executor.start(sweep)
-        try:
-            planner = _planner_estimate(executor, sweep, settings.planner_configs)
-        finally:
-            executor.close()
+        executor.start(sweep)  # every worker, as a sweep on this cluster would plan
+        planner = _planner_estimate(executor, sweep, settings.planner_configs)
     per_call = [PerCallTiming(b, float(sum(singles[:b]))) for b in sizes]
     speedup = tuple(
         SpeedupPoint(b, pc.seconds / bt.median)
@@ -232,7 +218,7 @@ def measure_amortization(
         workers=1,
         reps=settings.reps,
         batch_sizes=tuple(sizes),
-        method="one task at a time on the driver's node, streamed two in flight as a "
+        method=f"one task at a time on {where}, streamed two in flight as a "
         "sweep streams to a worker; task time = service time (end - max(submit, previous "
         "end)), first task of each stream dropped; batched: reps tasks of B configs; per "
         "call: single-config tasks",

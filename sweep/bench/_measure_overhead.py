@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sweep.engine._evaluate import evaluate_batch
-from sweep.executors._ray import RayExecutor
+from sweep.executors import ClusterExecutor
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._bench_results import OverheadPoint, OverheadResult
 
@@ -32,42 +32,42 @@ class OverheadSettings:
     workers: int | None = None
 
 
-def measure_overhead(sweep: ResolvedSweep, settings: OverheadSettings) -> OverheadResult:
-    """Measure the per-task overhead on the connected Ray cluster.
+def measure_overhead(
+    sweep: ResolvedSweep, settings: OverheadSettings, executor: ClusterExecutor
+) -> OverheadResult:
+    """Measure the per-task overhead on a cluster (any distributed backend).
 
     Parameters
     ----------
     sweep : ResolvedSweep
-        The sweep (put in the object store, as a real sweep does; its result size per
+        The sweep (shipped to the workers, as a real sweep does; its result size per
         config is reported so the payloads can be read as batch sizes).
     settings : OverheadSettings
-        Payloads, rounds, workers.
+        Payloads, rounds (``workers`` is the caller's: the executor is made with it).
+    executor : ClusterExecutor
+        The backend measured (connected here if it is not yet; the caller closes it).
 
     Returns
     -------
     OverheadResult
         ``points``: per payload the median O (worker-seconds per task, from
-        :meth:`sweep.executors._ray.RayExecutor.measure_overhead`, one round at a time) and
+        :meth:`sweep.executors.ClusterExecutor.measure_overhead`, one round at a time) and
         every round; ``overhead_seconds``: O at the first payload; ``per_byte_seconds``: the
         slope of O on the payload size.
     """
-    executor = RayExecutor(workers=settings.workers)
     executor.start(sweep)
-    try:
-        one = evaluate_batch(sweep, np.zeros(1, dtype=np.int64))
-        points = []
-        for size in settings.payload_bytes:
-            rounds = [executor.measure_overhead(size, rounds=1) for _ in range(settings.rounds)]
-            points.append(
-                OverheadPoint(
-                    payload_bytes=int(size),
-                    overhead_seconds=float(statistics.median(rounds)),
-                    rounds=tuple(rounds),
-                )
+    one = evaluate_batch(sweep, np.zeros(1, dtype=np.int64))
+    points = []
+    for size in settings.payload_bytes:
+        rounds = [executor.measure_overhead(size, rounds=1) for _ in range(settings.rounds)]
+        points.append(
+            OverheadPoint(
+                payload_bytes=int(size),
+                overhead_seconds=float(statistics.median(rounds)),
+                rounds=tuple(rounds),
             )
-        workers = executor.workers
-    finally:
-        executor.close()
+        )
+    workers = executor.workers
     sizes = np.array([p.payload_bytes for p in points], dtype=np.float64)
     seconds = np.array([p.overhead_seconds for p in points])
     slope = float(np.polyfit(sizes, seconds, 1)[0]) if np.unique(sizes).size >= 2 else None
@@ -75,7 +75,7 @@ def measure_overhead(sweep: ResolvedSweep, settings: OverheadSettings) -> Overhe
         workers=workers,
         rounds=settings.rounds,
         method="no-op tasks returning the payload, 8 per worker submitted at once; "
-        "O = workers * elapsed / tasks per round (RayExecutor.measure_overhead)",
+        f"O = workers * elapsed / tasks per round ({type(executor).__name__}.measure_overhead)",
         points=tuple(points),
         overhead_seconds=points[0].overhead_seconds if points else None,
         per_byte_seconds=slope,

@@ -2,11 +2,14 @@
 
 The same fixed workload (``tasks`` batches of ``batch_size`` configs) runs with at most p
 tasks in flight, for p = 1..P; throughput is configs per second of wall time. P may exceed
-the machine's cores to show contention: ``sweep bench scaling`` starts a local cluster with
-P logical CPUs. On a joined cluster with fewer CPUs than P, each task asks for
+the machine's cores to show contention: ``sweep bench scaling`` starts a local cluster of P
+workers (Ray: P logical CPUs; Dask: P single-thread worker processes). On a joined cluster
+with fewer CPUs than P, the backend's
+:meth:`sweep.executors.ClusterExecutor.spread_pool` decides: on Ray each task asks for
 ``CPUs / P`` of a CPU; Ray then keeps only about one worker process per CPU and starts a
 fresh one for the others' tasks, and that start-up cost is part of what is measured
-(``cpus_per_task`` in the result says when this applies). The Universal Scalability Law
+(``cpus_per_task`` in the result says when this applies); on Dask the tasks beyond the
+worker threads queue. The Universal Scalability Law
 is fitted to the relative capacity with gamma fixed at X(1) (:func:`stats.fit_usl`).
 """
 
@@ -25,8 +28,9 @@ from stats import fit_usl
 from sweep.bench._workload import workload_indices
 from sweep.engine._evaluate import evaluate_batch
 from sweep.errors import USER_ERRORS
-from sweep.executors._ray import ray_identity
-from sweep.executors._task import evaluate_on_worker
+from sweep.executors import ClusterExecutor
+from sweep.executors._pool import TaskPool, stream_tasks
+from sweep.executors._task import Identify, evaluate_on_worker
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._bench_results import FitFailed, ScalingPoint, ScalingResult, UslFit
 
@@ -64,34 +68,30 @@ def _warm_task(sweep: ResolvedSweep, indices: NDArray[np.int64], delay: float) -
 
 
 def _run_limited(
-    task: Any, sweep_ref: Any, batches: list[NDArray[np.int64]], limit: int
+    pool: TaskPool,
+    sweep_ref: Any,
+    identify: Identify,
+    batches: list[NDArray[np.int64]],
+    limit: int,
 ) -> tuple[float, int]:
     """Run every batch with at most ``limit`` tasks in flight.
 
     Returns the wall seconds and the number of distinct worker processes used.
     """
-    import ray
-
-    pending: list[Any] = []
-    workers: set[str] = set()
-    source = iter(batches)
     start = time.perf_counter()
-    while True:
-        while len(pending) < limit:
-            batch = next(source, None)
-            if batch is None:
-                break
-            pending.append(task.remote(sweep_ref, batch, ray_identity))
-        if not pending:
-            break
-        ready, pending = ray.wait(pending, num_returns=1)
-        for _, timing in ray.get(ready):
-            workers.add(f"{timing.node}/{timing.worker}")
+    workers = {
+        f"{timing.node}/{timing.worker}"
+        for _, (_, timing), _ in stream_tasks(
+            pool, evaluate_on_worker, batches, lambda b: (sweep_ref, b, identify), limit
+        )
+    }
     return time.perf_counter() - start, len(workers)
 
 
-def measure_scaling(sweep: ResolvedSweep, settings: ScalingSettings) -> ScalingResult:
-    """Measure throughput at p = 1..P workers on the connected Ray cluster and fit the USL.
+def measure_scaling(
+    sweep: ResolvedSweep, settings: ScalingSettings, executor: ClusterExecutor
+) -> ScalingResult:
+    """Measure throughput at p = 1..P workers on a cluster and fit the USL.
 
     Parameters
     ----------
@@ -99,6 +99,8 @@ def measure_scaling(sweep: ResolvedSweep, settings: ScalingSettings) -> ScalingR
         The sweep whose configs are evaluated.
     settings : ScalingSettings
         Worker counts, workload, rounds.
+    executor : ClusterExecutor
+        The backend measured (connected here if it is not yet; the caller closes it).
 
     Returns
     -------
@@ -106,23 +108,25 @@ def measure_scaling(sweep: ResolvedSweep, settings: ScalingSettings) -> ScalingR
         ``points`` (per p: wall seconds of each round, median throughput in configs/s),
         ``fit`` (sigma, kappa, gamma, p*, peak throughput, R²) and the workload.
     """
-    import ray
-
-    cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
+    executor.connect()
+    cpus = executor.cluster_cpus
     top = settings.max_workers or max(3, 2 * cpus)
-    share = min(1.0, cpus / top)
+    tasks, share = executor.spread_pool(top)
+    identify = executor.identify
     n_tasks = settings.tasks or 4 * top
     pool = workload_indices(len(sweep.grid), n_tasks * settings.batch_size, settings.seed)
     batches = [
         pool[i * settings.batch_size : (i + 1) * settings.batch_size] for i in range(n_tasks)
     ]
-    task = ray.remote(evaluate_on_worker).options(num_cpus=share, max_retries=0)
-    warm = ray.remote(_warm_task).options(num_cpus=share, max_retries=0)
-    sweep_ref = ray.put(sweep)
-    pids = ray.get([warm.remote(sweep_ref, pool[:2], 0.5) for _ in range(top)])
+    sweep_ref = tasks.share(sweep)
+    # Warm every worker: ``top`` tasks at once, each holding its worker a moment.
+    warming = [tasks.submit(_warm_task, sweep_ref, pool[:2], 0.5) for _ in range(top)]
+    pids = [tasks.result(handle) for handle in warming]
     points = []
     for p in range(1, top + 1):
-        runs = [_run_limited(task, sweep_ref, batches, p) for _ in range(settings.rounds)]
+        runs = [
+            _run_limited(tasks, sweep_ref, identify, batches, p) for _ in range(settings.rounds)
+        ]
         walls = [w for w, _ in runs]
         points.append(
             ScalingPoint(

@@ -11,13 +11,14 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from sweep.bench._cluster import ray_cluster
+from sweep.bench._backend import bench_cluster, bench_executor
 from sweep.bench._io import write_bench
 from sweep.bench._measure_amortization import AmortizationSettings, measure_amortization
 from sweep.bench._measure_overhead import OverheadSettings, measure_overhead
 from sweep.bench._measure_scaling import ScalingSettings, measure_scaling
 from sweep.bench._workload import bench_sweep
 from sweep.errors import SweepError, close_matches
+from sweep.executors import cluster_named, local_cluster_kind
 from sweep.store._bench_results import (
     BENCH_KINDS,
     DEFAULT_BENCH_DIR,
@@ -42,24 +43,30 @@ class BenchOutcome:
 def run_bench(
     kind: str,
     *,
+    executor: str | None = None,
     address: str | None = None,
     workers: int | None = None,
     spec: str | Path | dict[str, Any] | None = None,
     out: str | Path = DEFAULT_BENCH_DIR,
     settings: OverheadSettings | AmortizationSettings | ScalingSettings | None = None,
 ) -> BenchOutcome:
-    """Measure one benchmark on a live Ray cluster and save it.
+    """Measure one benchmark on a live cluster of a distributed backend and save it.
 
     Parameters
     ----------
     kind : {"overhead", "amortization", "scaling"}
         What to measure.
+    executor : str, optional
+        The backend measured (``ray``, ``dask``); default: the engine ``address`` names
+        (:func:`sweep.executors.cluster_named`), else
+        :func:`sweep.executors.local_cluster_kind`.
     address : str, optional
-        Ray cluster to join; default: the connected one, else a new local cluster.
+        Cluster to join; default: the one this process has joined (Ray), or the scheduler
+        in ``DASK_SCHEDULER_ADDRESS`` (Dask), else a new local cluster.
     workers : int, optional
         Overhead: workers of the no-op rounds (and CPUs of a new local cluster); scaling:
         the largest worker count P (default twice the CPUs, at least 3; a new local cluster
-        gets P CPUs, so P may exceed the machine's cores).
+        gets P workers, so P may exceed the machine's cores).
     spec : str, Path, dict or None
         Sweep spec whose configs are evaluated (default ``examples/momentum.toml``).
     out : str or Path
@@ -77,34 +84,34 @@ def run_bench(
             f"bench: expected one of {list(BENCH_KINDS)}, got {kind!r}."
             + close_matches(kind, BENCH_KINDS)
         )
-    import ray
-
+    engine = executor or cluster_named("auto", address) or local_cluster_kind()
     sweep, source = bench_sweep(spec)
-    joining = address is not None or ray.is_initialized()
-    local_cpus: int | None = None
+    backend = bench_executor(engine, address)
     top = workers
     if kind == "overhead":
-        local_cpus = workers
-    elif kind == "scaling" and not joining:
-        # A local cluster gets one CPU per worker measured: Ray keeps about one worker
-        # process per CPU and restarts the rest after each task, which would be measured.
+        given = settings.workers if isinstance(settings, OverheadSettings) else None
+        backend = bench_executor(engine, address, workers if workers is not None else given)
+    elif kind == "scaling" and not backend.joins_existing():
+        # A local cluster gets one worker per worker count measured: Ray keeps about one
+        # worker process per CPU and restarts the rest after each task, which would be
+        # measured; Dask runs one task per worker thread.
         top = workers or max(3, 2 * (os.cpu_count() or 1))
-        local_cpus = top
-    with ray_cluster(address, local_cpus) as cluster:
+        backend = bench_executor(engine, address, top, oversubscribe=True)
+    with bench_cluster(backend) as cluster:
         result: BenchResult
         if kind == "overhead":
             s = settings if isinstance(settings, OverheadSettings) else OverheadSettings()
             if workers is not None:
                 s = OverheadSettings(s.payload_bytes, s.rounds, workers)
-            result = measure_overhead(sweep, s)
+            result = measure_overhead(sweep, s, backend)
         elif kind == "amortization":
             a = settings if isinstance(settings, AmortizationSettings) else AmortizationSettings()
-            result = measure_amortization(sweep, a)
+            result = measure_amortization(sweep, a, backend)
         else:
             c = settings if isinstance(settings, ScalingSettings) else ScalingSettings()
             if top is not None:
                 c = ScalingSettings(top, c.batch_size, c.tasks, c.rounds, c.seed)
-            result = measure_scaling(sweep, c)
+            result = measure_scaling(sweep, c, backend)
     result = replace(result, cluster=cluster, spec=source)
     return BenchOutcome(result, write_bench(result, out))
 

@@ -1127,10 +1127,22 @@ class BenchKind(StrEnum):
     scaling = "scaling"
 
 
+#: The backends ``sweep bench`` measures: the distributed ones of the registry.
+BenchBackend = StrEnum("BenchBackend", {name: name for name in KINDS if name != LOCAL})  # type: ignore[misc]
+
+
 @app.command()
 @_interruptible
 def bench(
     kind: Annotated[BenchKind, typer.Argument(help="What to measure.")],
+    executor: Annotated[
+        BenchBackend | None,
+        typer.Option(
+            "--executor",
+            help="Backend measured (default: the one --address names, else the one a local "
+            "cluster of auto runs on).",
+        ),
+    ] = None,
     address: AddressOpt = None,
     workers: Annotated[
         int | None,
@@ -1148,11 +1160,22 @@ def bench(
         typer.Option("--spec", help="Sweep spec evaluated (default examples/momentum.toml)."),
     ] = None,
 ) -> None:
-    """Measure the Ray cluster: per-task overhead, batching amortization, or scaling (USL)."""
+    """Measure a cluster (Ray or Dask): per-task overhead, batching amortization, or scaling (USL).
+
+    With --address tcp://host:port (a Dask scheduler) Dask is measured unless --executor
+    says otherwise.
+    """
     from sweep.bench import run_bench
     from sweep.bench._run import bench_table  # a rich Table: the CLI's, not library API
 
-    outcome = run_bench(kind.value, address=address, workers=workers, spec=spec, out=out_dir)
+    outcome = run_bench(
+        kind.value,
+        executor=None if executor is None else executor.value,
+        address=address,
+        workers=workers,
+        spec=spec,
+        out=out_dir,
+    )
     out.print(bench_table(outcome.result))
     _say(out, f"wrote {outcome.files['json']} and {outcome.files['png']}")
 

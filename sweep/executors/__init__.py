@@ -47,6 +47,7 @@ __all__ = [
     "cluster_named",
     "local_cluster_kind",
     "make_executor",
+    "recorded_kind",
     "title_of",
 ]
 
@@ -66,10 +67,10 @@ EXECUTOR_CHOICES = ("auto", *KINDS)
 #: 2-core development machine ``ray.init`` alone took 8.4-10.8 s (``bench_plan.py``) and
 #: issue 15 measured the main job at 15.6 s on a fresh local cluster vs about 2.5 s on a
 #: warm one, i.e. about 13 s of start-up; ``sweep plan`` and ``sweep bench overhead``
-#: measured 2-10 ms a task. Dask: ``benchmarks/bench_backends.py`` measured a
-#: ``LocalCluster`` of 2 processes ready with the sweep scattered in about 4 s and 2-4 ms a
-#: task on the same machine.
-_ASSUMED_COSTS = {"ray": (12.0, 0.01), "dask": (6.0, 0.01)}
+#: measured 2-10 ms a task. Dask: ``benchmarks/bench_backends.py`` on the same machine
+#: (loaded) measured a ``LocalCluster`` of 2 processes started with the sweep shipped in
+#: 9.8 s (Ray 9.1 s in the same run) and 9.8 ms a no-op task (Ray 2.5 ms).
+_ASSUMED_COSTS = {"ray": (12.0, 0.01), "dask": (12.0, 0.01)}
 
 
 def make_executor(kind: str, **options: typing.Any) -> Executor:
@@ -80,7 +81,8 @@ def make_executor(kind: str, **options: typing.Any) -> Executor:
     kind : str
         One of :data:`KINDS`.
     **options
-        ``address`` and ``workers`` for a distributed engine.
+        ``address`` and ``workers`` for a distributed engine (and the other parameters of
+        :class:`ClusterExecutor`, e.g. ``oversubscribe`` for a benchmark).
 
     Returns
     -------
@@ -95,7 +97,7 @@ def make_executor(kind: str, **options: typing.Any) -> Executor:
             f"--executor: expected one of {', '.join(EXECUTOR_CHOICES)}, got {kind!r}"
             + _errors.close_matches(kind, EXECUTOR_CHOICES)
         )
-    return backend(address=options.get("address"), workers=options.get("workers"))
+    return backend(**options)
 
 
 def cluster_named(kind: str, address: str | None) -> str | None:
@@ -130,6 +132,15 @@ def address_forms() -> str:
     """
     forms = ", ".join(f"{b.address_forms} (a {b.title} cluster)" for b in _CLUSTERS.values())
     return f"{forms}; when not given, read from {' or '.join(ADDRESS_ENVVARS)}"
+
+
+def recorded_kind(backend: str | None) -> str:
+    """The engine a benchmark record was measured on: the backend it names, None Ray's.
+
+    Ray's records name none (``ray_version`` says it), so that they keep the bytes they had
+    before other engines were measured.
+    """
+    return backend or "ray"
 
 
 def title_of(kind: str) -> str:

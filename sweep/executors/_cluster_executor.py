@@ -58,6 +58,9 @@ class ClusterExecutor:
     noop_delay : float
         Seconds each overhead-probe task sleeps: a test hook that emulates a slow scheduler
         so the planner's response to a larger overhead can be checked. Leave at 0.
+    oversubscribe : bool
+        Let a local cluster have more workers than this machine has CPUs (``sweep bench
+        scaling`` measures that contention; a sweep never asks for it).
     """
 
     name = "cluster"
@@ -72,9 +75,11 @@ class ClusterExecutor:
         workers: int | None = None,
         in_flight_per_worker: int = 2,
         noop_delay: float = 0.0,
+        oversubscribe: bool = False,
     ) -> None:
         self.address = address
         self.requested_workers = workers
+        self.oversubscribe = oversubscribe
         self.in_flight_per_worker = in_flight_per_worker
         self.noop_delay = noop_delay
         self._connected = False
@@ -104,6 +109,41 @@ class ClusterExecutor:
         """Leave the engine: stop a cluster this executor started, else disconnect."""
         raise NotImplementedError
 
+    def joins_existing(self) -> bool:
+        """Whether :meth:`connect` joins a running cluster (else it starts a local one)."""
+        raise NotImplementedError
+
+    def one_worker_pool(self) -> tuple[TaskPool, str]:
+        """A pool whose tasks all run on one worker, one at a time, never retried.
+
+        For ``sweep bench amortization``: tasks streamed two in flight to it queue there,
+        as a sweep's tasks queue at each worker. Valid once connected.
+
+        Returns
+        -------
+        pool : TaskPool
+            The pool.
+        where : str
+            Where its tasks run, in words (for the benchmark's method).
+        """
+        raise NotImplementedError
+
+    def spread_pool(self, in_flight: int) -> tuple[TaskPool, float]:
+        """A pool for ``in_flight`` tasks at once over the cluster, never retried.
+
+        For ``sweep bench scaling``. Where the engine schedules tasks by CPUs and the
+        cluster has fewer than ``in_flight``, each task asks for a share of a CPU so that
+        all run at once; else tasks queue at the workers. Valid once connected.
+
+        Returns
+        -------
+        pool : TaskPool
+            The pool.
+        cpus_per_task : float
+            The CPUs each task asks for (1.0 where the engine does not share CPUs).
+        """
+        raise NotImplementedError
+
     # --- written once --------------------------------------------------------------------
     def connect(self) -> None:
         """Start or join the engine once; its failure is an :class:`ExecutionError`."""
@@ -130,6 +170,16 @@ class ClusterExecutor:
     def workers(self) -> int:
         """CPUs available to the sweep."""
         return self._workers
+
+    @property
+    def cluster_cpus(self) -> int:
+        """CPUs (worker threads) of the whole cluster (valid once connected)."""
+        return self._cluster_cpus
+
+    @property
+    def identify(self) -> Identify:
+        """The function a task calls on its worker to name its node and attempt."""
+        return self._identify()
 
     def measure_overhead(self, result_bytes: int, rounds: int = 3) -> float:
         """Per-task overhead O (worker-seconds): pipelined no-ops returning ``result_bytes``.

@@ -45,10 +45,15 @@ def dask_identity() -> tuple[str | None, int]:
 
 
 class DaskPool:
-    """Dask's :class:`sweep.executors._pool.TaskPool`: futures of one client."""
+    """Dask's :class:`sweep.executors._pool.TaskPool`: futures of one client.
 
-    def __init__(self, client: Any) -> None:
+    ``options`` are passed to every ``client.submit`` (the benchmarks' pools: the workers a
+    task may run on).
+    """
+
+    def __init__(self, client: Any, **options: Any) -> None:
         self.client = client
+        self.options = options
 
     def share(self, value: Any) -> Any:
         """``client.scatter`` to every worker: one future every task reads."""
@@ -56,7 +61,7 @@ class DaskPool:
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         """A future of ``fn(*args)``, never merged with an equal call (``pure=False``)."""
-        return self.client.submit(fn, *args, pure=False, retries=0)
+        return self.client.submit(fn, *args, pure=False, retries=0, **self.options)
 
     def wait_any(self, handles: list[Any]) -> list[Any]:
         """``distributed.wait`` for the first to finish (this pool's client, not a default)."""
@@ -125,7 +130,8 @@ class DaskExecutor(ClusterExecutor):
             wait_for_listener(address)
             self._client = Client(address, set_as_default=False)  # type: ignore[no-untyped-call]
         else:
-            check_local_workers(self.requested_workers)
+            if not self.oversubscribe:
+                check_local_workers(self.requested_workers)
             with dask.config.set({"distributed.scheduler.allowed-failures": MAX_RETRIES}):
                 self._cluster = LocalCluster(  # type: ignore[no-untyped-call]
                     n_workers=self.requested_workers or os.cpu_count() or 1,
@@ -133,6 +139,10 @@ class DaskExecutor(ClusterExecutor):
                     processes=True,
                     host="127.0.0.1",
                     dashboard_address=None,
+                    # No dashboard, and the scheduler's own HTTP routes (metrics, health)
+                    # on a free loopback port, not 8787: a second local cluster beside
+                    # this one starts without a port clash.
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                     silence_logs=logging.ERROR,
                 )
             self._client = Client(self._cluster, set_as_default=False)  # type: ignore[no-untyped-call]
@@ -142,6 +152,25 @@ class DaskExecutor(ClusterExecutor):
 
     def _identify(self) -> Identify:
         return dask_identity
+
+    def joins_existing(self) -> bool:
+        """An address, or :data:`SCHEDULER_ENV` set."""
+        return scheduler_address(self.address) is not None
+
+    def one_worker_pool(self) -> tuple[TaskPool, str]:
+        """Tasks restricted to one worker (of the fewest threads, the first by address).
+
+        A worker runs as many tasks at once as it has threads: one on a local cluster
+        started here, so the tasks run one at a time as the benchmark needs.
+        """
+        workers = self._client.scheduler_info(n_workers=-1)["workers"]
+        one = min(workers, key=lambda a: (int(workers[a].get("nthreads", 1)), a))
+        pool = DaskPool(self._client, workers=[one], allow_other_workers=False)
+        return pool, f"one worker ({int(workers[one].get('nthreads', 1))} thread(s))"
+
+    def spread_pool(self, in_flight: int) -> tuple[TaskPool, float]:
+        """The plain pool: a task takes a worker thread, so beyond the threads tasks queue."""
+        return DaskPool(self._client), 1.0
 
     def describe(self) -> ExecutorInfo:
         """Kind, workers, nodes (distinct worker hosts) and the scheduler's address."""

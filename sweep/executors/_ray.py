@@ -22,12 +22,12 @@ from sweep.executors._task import Identify
 from sweep.store._record import ExecutorInfo
 
 
-def init_ray(address: str | None, workers: int | None) -> None:
+def init_ray(address: str | None, workers: int | None, oversubscribe: bool = False) -> None:
     """Join the cluster at ``address``, or start a local Ray of ``workers`` CPUs (None: all).
 
     Ray's own error is raised as it is (the caller says what failed); a malformed or silent
-    address, or more local workers than CPUs, is a :class:`sweep.errors.SweepError` first
-    (:mod:`sweep.executors._address`).
+    address, or more local workers than CPUs (unless ``oversubscribe``), is a
+    :class:`sweep.errors.SweepError` first (:mod:`sweep.executors._address`).
     """
     import ray
 
@@ -35,7 +35,8 @@ def init_ray(address: str | None, workers: int | None) -> None:
         wait_for_listener(address)
         ray.init(address=address, log_to_driver=False)
     else:
-        check_local_workers(workers)
+        if not oversubscribe:
+            check_local_workers(workers)
         before_local_ray_start()
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
 
@@ -58,17 +59,21 @@ class RayPool:
 
     ``cancels`` is False on a local cluster the backend started: it goes down whole, and a
     force-cancel racing its shutdown can end in a Ray-internal check failure that kills the
-    driver (seen after SIGTERM in full-suite runs on a loaded 2-core machine).
+    driver (seen after SIGTERM in full-suite runs on a loaded 2-core machine). ``options``
+    are Ray task options that replace those defaults (the benchmarks' pools: CPUs per task,
+    no retries, a node to run on).
     """
 
-    def __init__(self, cancels: bool = True) -> None:
+    def __init__(self, cancels: bool = True, **options: Any) -> None:
         self.cancels = cancels
+        self.options = options
 
     @functools.cache  # noqa: B019 - one remote function per body, for the pool's life
     def _remote(self, fn: Callable[..., Any]) -> Any:
         import ray
 
-        return ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(fn)
+        remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(fn)
+        return remote.options(**self.options) if self.options else remote
 
     def share(self, value: Any) -> Any:
         """``ray.put``: the object store's reference."""
@@ -136,13 +141,46 @@ class RayExecutor(ClusterExecutor):
         import ray
 
         if not ray.is_initialized():
-            init_ray(self.address, self.requested_workers)
+            init_ray(self.address, self.requested_workers, self.oversubscribe)
             self._owns_ray = True
         self._pool = RayPool(cancels=not self._owns_ray)
         return int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
 
     def _identify(self) -> Identify:
         return ray_identity
+
+    def joins_existing(self) -> bool:
+        """An address, or a Ray already initialised in this process."""
+        import ray
+
+        return bool(self.address) or bool(ray.is_initialized())
+
+    def one_worker_pool(self) -> tuple[TaskPool, str]:
+        """Tasks pinned to the driver's node, each asking for all of its CPUs, not retried."""
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        node = ray.get_runtime_context().get_node_id()
+        cpus = next(
+            (n["Resources"].get("CPU", 1.0) for n in ray.nodes() if n["NodeID"] == node),  # type: ignore[no-untyped-call]
+            1.0,
+        )
+        pool = RayPool(
+            cancels=not self._owns_ray,
+            num_cpus=cpus,
+            max_retries=0,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
+        )
+        return pool, "the driver's node"
+
+    def spread_pool(self, in_flight: int) -> tuple[TaskPool, float]:
+        """Tasks of ``CPUs / in_flight`` of a CPU (at most one), not retried.
+
+        Ray keeps only about one worker process per CPU and starts a fresh one for the
+        others' tasks: with a share below one CPU that start-up is part of what is measured.
+        """
+        share = min(1.0, self._cluster_cpus / in_flight)
+        return RayPool(cancels=not self._owns_ray, num_cpus=share, max_retries=0), share
 
     def describe(self) -> ExecutorInfo:
         """Kind, workers, nodes and address."""

@@ -12,6 +12,7 @@ import numpy as np
 
 from stats import AmortizationLaw, usl_throughput
 from sweep.common._figures import new_figure, png_bytes
+from sweep.executors import recorded_kind, title_of
 from sweep.store._bench_results import (
     AmortizationResult,
     BenchResult,
@@ -148,8 +149,9 @@ def plot_scaling(data: ScalingResult) -> bytes:
     ax.set_xlabel("workers p (tasks in flight)")
     ax.set_ylabel("throughput (configs/s)")
     cores = data.cluster.driver_host_cpus if data.cluster is not None else None
+    engine = title_of(recorded_kind(data.cluster.backend if data.cluster is not None else None))
     ax.set_title(
-        f"Scaling on {data.cluster_cpus} Ray CPU(s)"
+        f"Scaling on {data.cluster_cpus} {engine} CPU(s)"
         + (f" (driver host: {cores} cores)" if cores else "")
     )
     ax.legend(fontsize=8)

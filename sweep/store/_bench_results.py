@@ -32,30 +32,37 @@ FORMAT = "raysweep-bench-v1"
 DEFAULT_BENCH_DIR = Path("runs/bench")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClusterInfo(JSONRecord):
-    """The Ray cluster a benchmark ran on.
+    """The cluster a benchmark ran on.
 
     Attributes
     ----------
     nodes, cpus : int
-        Live nodes and their CPUs.
+        Live nodes and their CPUs (worker threads).
     node_addresses : tuple of str
         The nodes' addresses.
-    ray_version : str
-        Ray's version.
+    ray_version : str or None
+        Ray's version (Ray's records: the key since the first bench files); None otherwise.
     driver_host_cpus : int or None
         Cores of the driver's host.
     address : str
         The address joined, or ``local`` (started for the benchmark) or ``existing``.
+    backend : str or None
+        The backend measured (``--executor``), for the engines added after Ray; None in
+        Ray's records, which keep their bytes (:func:`sweep.executors.recorded_kind`).
+    backend_version : str or None
+        That engine's version (e.g. Dask's).
     """
 
     nodes: int
     cpus: int
     node_addresses: tuple[str, ...]
-    ray_version: str
+    ray_version: str | None = field(default=None, metadata=OMIT_NONE)
     driver_host_cpus: int | None
     address: str
+    backend: str | None = field(default=None, metadata=OMIT_NONE)
+    backend_version: str | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True, kw_only=True)

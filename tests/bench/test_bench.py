@@ -53,6 +53,8 @@ def _written(files, kind):
     doc = json.loads(files["json"].read_text())
     assert doc["format"] == "raysweep-bench-v1" and doc["kind"] == kind
     assert doc["cluster"]["cpus"] == 3 and doc["cluster"]["address"] == "existing"
+    # Ray's records keep their keys: its version, and no backend key (its bytes unchanged).
+    assert doc["cluster"]["ray_version"] and "backend" not in doc["cluster"]
     return doc
 
 

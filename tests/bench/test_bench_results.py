@@ -27,7 +27,14 @@ from sweep.store._bench_results import (
     local_reader,
 )
 
-CLUSTER = ClusterInfo(1, 2, ("127.0.0.1",), "2.60.0", 2, "local")
+CLUSTER = ClusterInfo(
+    nodes=1,
+    cpus=2,
+    node_addresses=("127.0.0.1",),
+    ray_version="2.60.0",
+    driver_host_cpus=2,
+    address="local",
+)
 
 
 def _overhead(**changes: object) -> OverheadResult:
