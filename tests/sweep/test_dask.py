@@ -52,6 +52,7 @@ def dask_address():
         processes=True,
         host="127.0.0.1",
         dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # no port 8787 held
     )
     address = cluster.scheduler_address
     hosts = {w.get("host") for w in cluster.scheduler_info["workers"].values()}
@@ -223,7 +224,8 @@ class SLURMCluster(LocalCluster):
     def __init__(self, **job):
         assert job["processes"] == job["cores"]  # one thread per worker, as the page says
         super().__init__(n_workers=2, threads_per_worker=1, host="127.0.0.1",
-                         dashboard_address=None)
+                         dashboard_address=None,
+                         scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
 
     def scale(self, n=0, jobs=None, **kwargs):
         return super().scale(n if jobs is None else 2)  # jobs of workers: its 2 workers

@@ -98,7 +98,7 @@ def test_auto_runs_the_passes_on_a_local_cluster_when_it_is_predicted_faster(
 
 
 def test_auto_stays_here_when_the_chosen_cluster_cannot_start(run_dir, monkeypatch):
-    def refuse(address: str | None, workers: int | None) -> None:
+    def refuse(address: str | None, workers: int | None, *more: object) -> None:
         raise RuntimeError("no room for a cluster")
 
     monkeypatch.setitem(executors._ASSUMED_COSTS, "ray", (0.0, 0.0))
