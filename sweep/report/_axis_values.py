@@ -61,6 +61,12 @@ class AxisValues:
         self.extra: set[Any] = set()
         self.arrow_type: pa.DataType | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What travels in an answer: the lookup is left out (rebuilt where it is needed)."""
+        state = dict(self.__dict__)
+        state["_order"] = state["_sorted"] = None
+        return state
+
     def _lookup(self) -> tuple[NDArray[np.intp], NDArray[Any]]:
         if self._order is None or self._sorted is None:
             assert self._values is not None
