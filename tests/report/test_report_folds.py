@@ -10,8 +10,10 @@ is the same report.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import pickle
+import shutil
 from collections import Counter
 
 import numpy as np
@@ -163,3 +165,16 @@ def test_the_markdown_lists_the_first_error_groups_and_counts_the_rest():
     assert rows[:MAX_ROWS] == [[num(g.count), g.error] for g in groups[:MAX_ROWS]]
     assert rows[MAX_ROWS:] == [[num(sum(g.count for g in groups[MAX_ROWS:])), "(5 other groups)"]]
     assert error_rows(groups[:MAX_ROWS]) == rows[:MAX_ROWS]  # none cut: no row added
+
+
+def test_a_folder_whose_manifest_lists_no_axis_values_reads_the_same_values(runs, tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(runs["failing"], run_dir)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    for axis in manifest["grid"]["axes"]:  # as a folder written before values were recorded
+        axis.pop("values", None)
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    old, new = load_run(run_dir), load_run(runs["failing"])
+    assert not recorded_axes(old.manifest.grid) and recorded_axes(new.manifest.grid)
+    assert old.scan.axis_values == new.scan.axis_values
+    assert any(len(v) > 1 for v in new.scan.axis_values.values())
