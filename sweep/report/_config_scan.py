@@ -13,6 +13,7 @@ are read in (ties are broken by ``config_id`` or by grid index, sums are exact):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
+from sweep.report._axis_values import axis_reducers
+from sweep.report._error_tally import ErrorTally
 from sweep.report._streamed_distribution import FirstPass, PassPartial, scaled_sum
 
 #: Mask of the low 27 bits: Dekker's split of a float into two halves whose products are exact.
@@ -248,18 +251,39 @@ class SampleReducer:
             self._cut()
 
     def merge(self, other: SampleReducer) -> None:
-        """Take the candidates ``other`` kept (the same sample as one reducer given both)."""
+        """Take the candidates ``other`` kept (the same sample as one reducer given both).
+
+        Its candidates above this reducer's bound are dropped as they come (they can no
+        longer be drawn), so what is held stays under ``2 size`` plus one answer.
+        """
         self.population += other.population
-        self._keys += other._keys
-        self._index += other._index
-        self._held += other._held
+        for keys, index in zip(other._keys, other._index, strict=True):
+            if self._bound is not None:  # this reducer's bound is one of its own keys
+                below = keys < self._bound
+                keys, index = keys[below], index[below]
+            self._keys.append(keys)
+            self._index.append(index)
+            self._held += int(keys.size)
         if other._bound is not None:
             self._bound = other._bound if self._bound is None else min(self._bound, other._bound)
         if self._held > 2 * self._size:
             self._cut()
 
+    def cut(self) -> None:
+        """Keep only the ``size`` candidates that can still be drawn (before shipping).
+
+        A task calls it before its answer travels, so an answer carries at most ``size``
+        candidates; the sample drawn is the same (the ``size`` smallest keys of a union
+        are among the ``size`` smallest of each of its pieces).
+        """
+        if self._held > self._size or len(self._keys) > 1:
+            self._cut()
+
     def _cut(self) -> None:
         keys, index = np.concatenate(self._keys), np.concatenate(self._index)
+        if self._bound is not None:  # candidates a merge took before the bound was known
+            below = keys <= self._bound
+            keys, index = keys[below], index[below]
         if keys.size > self._size:
             kept = (
                 np.argpartition(keys, self._size - 1)[: self._size]
@@ -403,7 +427,11 @@ class ConfigScan:
         Configs done (each once), those whose status is not ok, and rows whose grid index
         is outside the grid.
     errors : dict of str to int
-        The failed configs by error message (``"(no message)"`` for none).
+        The failed configs by error message (``"(no message)"`` for none), exactly, for
+        at most :data:`sweep.report._error_tally.ERROR_MESSAGES_KEPT` messages.
+    other_errors : int
+        Failed configs whose message is not in ``errors`` (0 unless more messages are
+        distinct than are kept: :class:`sweep.report._error_tally.ErrorTally`).
     axis_values : dict of str to list
         Each grid parameter's distinct values among the ok configs, ascending.
     sharpe_ann_first : PassPartial or None
@@ -422,6 +450,7 @@ class ConfigScan:
     failed: int = 0
     outside_grid: int = 0
     errors: dict[str, int] = field(default_factory=dict)
+    other_errors: int = 0
     axis_values: dict[str, list[Any]] = field(default_factory=dict)
     sharpe_ann_first: PassPartial | None = None
 
@@ -453,14 +482,23 @@ class ScanReducer:
         Configs in the grid (a row outside it is never drawn for a check).
     params : list of str
         The grid's parameters (their distinct values are kept).
+    axes : mapping of str to ndarray, optional
+        The parameters' recorded values (:func:`sweep.report._axis_values.recorded_axes`):
+        the values seen are kept as a bitmap over them, not as a set.
     """
 
-    def __init__(self, settings: ScanSettings, total: int, params: list[str]) -> None:
+    def __init__(
+        self,
+        settings: ScanSettings,
+        total: int,
+        params: list[str],
+        axes: Mapping[str, NDArray[Any]] | None = None,
+    ) -> None:
         self._total = total
         self._params = params
         self._done = self._failed = self._outside = 0
-        self._errors: dict[str, int] = {}
-        self._axes: dict[str, set[Any]] = {p: set() for p in params}
+        self._errors = ErrorTally()
+        self._axes = axis_reducers(params, axes or {})
         self._ranked = RankReducer(settings.top)
         self._sharpe = ExactMoments()
         self._pbo = SampleReducer(settings.pbo, settings.seed, PBO_STREAM)
@@ -490,14 +528,16 @@ class ScanReducer:
         self._outside += int((mine & ((index < 0) | (index >= self._total))).sum())
         if failed.any():
             found = pc.value_counts(columns["error"].filter(pa.array(failed)))
-            for message, n in zip(
-                found.field("values").to_pylist(), found.field("counts").to_pylist(), strict=True
-            ):
-                key = "(no message)" if message is None else str(message)
-                self._errors[key] = self._errors.get(key, 0) + int(n)
+            self._errors.add(
+                zip(
+                    found.field("values").to_pylist(),
+                    found.field("counts").to_pylist(),
+                    strict=True,
+                )
+            )
+        counted_mask = pa.array(ok & mine)
         for param in self._params:
-            values = columns[param].filter(pa.array(ok & mine)).unique().to_pylist()
-            self._axes[param].update(v for v in values if v is not None and v == v)
+            self._axes[param].add(columns[param].filter(counted_mask))
         sharpe = _numpy(columns["excess_sharpe"]).astype(np.float64, copy=False)
         counted = ok & mine
         self._ranked.add(index, columns["config_id"], sharpe, counted)
@@ -513,10 +553,9 @@ class ScanReducer:
         self._done += other._done
         self._failed += other._failed
         self._outside += other._outside
-        for message, n in other._errors.items():
-            self._errors[message] = self._errors.get(message, 0) + n
+        self._errors.merge(other._errors)
         for param, values in other._axes.items():
-            self._axes[param].update(values)
+            self._axes[param].merge(values)
         self._ranked.merge(other._ranked)
         self._sharpe.merge(other._sharpe)
         for mine, theirs in (
@@ -527,11 +566,18 @@ class ScanReducer:
             mine.merge(theirs)
         self._sharpe_ann.merge(other._sharpe_ann)
 
+    def cut(self) -> None:
+        """Cut the samples' candidates to their sizes: a task does before its answer ships."""
+        for reducer in (self._pbo, self._returns, self._checked):
+            reducer.cut()
+
     def result(self) -> ConfigScan:
         """What every part added gives."""
 
         def sample(reducer: SampleReducer) -> Sample:
             return Sample(reducer.result(), reducer.population, reducer.rule())
+
+        errors, other_errors = self._errors.result()
 
         return ConfigScan(
             ranked=self._ranked.result(),
@@ -542,7 +588,8 @@ class ScanReducer:
             done=self._done,
             failed=self._failed,
             outside_grid=self._outside,
-            errors=self._errors,
-            axis_values={p: sorted(v) for p, v in self._axes.items()},
+            errors=errors,
+            other_errors=other_errors,
+            axis_values={p: v.result() for p, v in self._axes.items()},
             sharpe_ann_first=self._sharpe_ann.result(),
         )

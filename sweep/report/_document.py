@@ -31,6 +31,7 @@ from sweep.report._sections import (
     Discoveries,
     Distribution,
     EffectiveNumberOfTrials,
+    ErrorGroup,
     ExecutionSection,
     IdentitySection,
     IntegritySection,
@@ -159,6 +160,15 @@ def identity_blocks(d: IdentitySection) -> list[Block]:
     ]
 
 
+def error_rows(errors: tuple[ErrorGroup, ...]) -> list[list[str]]:
+    """The error groups' rows: the first :data:`MAX_ROWS`, then one row of the rest if any."""
+    rows = [[num(e.count), e.error] for e in errors[:MAX_ROWS]]
+    rest = errors[MAX_ROWS:]
+    if rest:
+        rows.append([num(sum(e.count for e in rest)), f"({len(rest):,} other groups)"])
+    return rows
+
+
 def integrity_blocks(d: IntegritySection) -> list[Block]:
     """Section 2."""
     c = d.configs
@@ -213,7 +223,7 @@ def integrity_blocks(d: IntegritySection) -> list[Block]:
         blocks.append(
             Table(
                 ["failed configs", "error"],
-                [[num(e.count), e.error] for e in d.errors[:MAX_ROWS]],
+                error_rows(d.errors),
                 caption="Failed configs grouped by error message.",
             )
         )

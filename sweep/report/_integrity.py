@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sweep.report._error_tally import ERROR_MESSAGES_KEPT
 from sweep.report._load import RunData
 from sweep.report._sections import (
     BadPart,
@@ -17,9 +18,25 @@ from sweep.store._record import SESSION_STATUSES, Manifest
 
 
 def error_groups(run: RunData) -> tuple[ErrorGroup, ...]:
-    """Failed configs grouped by error message, most frequent first (then by message)."""
+    """Failed configs grouped by error message, most frequent first (then by message).
+
+    The messages are those the read kept (:class:`sweep.report._error_tally.ErrorTally`:
+    all of them unless more are distinct than it keeps); the failed configs of the others,
+    if any, are one last group, :func:`other_messages_text`.
+    """
     groups = [ErrorGroup(error=msg, count=n) for msg, n in run.scan.errors.items()]
-    return tuple(sorted(groups, key=lambda g: (-g.count, g.error)))
+    ordered = sorted(groups, key=lambda g: (-g.count, g.error))
+    if run.scan.other_errors:
+        ordered.append(ErrorGroup(error=other_messages_text(), count=run.scan.other_errors))
+    return tuple(ordered)
+
+
+def other_messages_text() -> str:
+    """The group of the failed configs whose messages were not kept."""
+    return (
+        f"(other messages: more than {ERROR_MESSAGES_KEPT:,} were distinct; those counted "
+        "exactly are the ones with the smallest sha256)"
+    )
 
 
 def session_rows(manifest: Manifest) -> tuple[SessionRow, ...]:

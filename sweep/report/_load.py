@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -36,6 +36,7 @@ from stats import FoldSummary, NullSummary
 from sweep.common._range_set import RangeSet
 from sweep.engine._metrics import block_columns
 from sweep.errors import SweepError
+from sweep.report._axis_values import recorded_axes
 from sweep.report._config_scan import ConfigScan, Sample, SampleRule, ScanReducer, ScanSettings
 from sweep.report._options import ReportOptions
 from sweep.report._sweep_facts import REDUCED_COLUMNS, FactsReducer, SweepFacts
@@ -180,11 +181,12 @@ class RunData:
 
     def map_counted(
         self, body: Callable[..., T], args: tuple[Any, ...], parts: list[str] | None = None
-    ) -> list[T]:
+    ) -> Iterable[T]:
         """``body(location, group, owned, *args)`` over groups of the good parts (or ``parts``).
 
         Where the read pass ran (:attr:`mapper`: here, or Ray tasks); ``owned`` is
-        :attr:`owned`, for :func:`counted_rows`. The results are in the order of the groups.
+        :attr:`owned`, for :func:`counted_rows`. The results are in the order of the groups,
+        to be folded as they come (a mapper may yield them one at a time).
         """
         names = list(self.owned) if parts is None else parts
         return list(self.mapper(body, self.store, names, (self.owned, *args)))
@@ -455,6 +457,8 @@ class ReadPlan:
         The grid's parameters.
     null_summary : NullSummary or None
         The merged null summary the configs' ``t`` are counted against.
+    axes : dict of str to ndarray
+        The parameters' recorded values (the values seen are kept as bitmaps over them).
     """
 
     owned: dict[str, RangeSet]
@@ -463,6 +467,7 @@ class ReadPlan:
     total: int
     params: list[str]
     null_summary: NullSummary | None
+    axes: dict[str, NDArray[Any]] = field(default_factory=dict)
 
     def reducers(self) -> PartsRead:
         """Empty reducers of this plan."""
@@ -470,7 +475,7 @@ class ReadPlan:
             0,
             FactsReducer(),
             TestedReducer(self.null_summary),
-            ScanReducer(self.settings, self.total, self.params),
+            ScanReducer(self.settings, self.total, self.params, self.axes),
         )
 
 
@@ -478,7 +483,8 @@ def read_part_group(location: str, names: list[str], plan: ReadPlan) -> PartsRea
     """Read some good parts, a part at a time, into fresh reducers (a Ray task's body).
 
     Each part's rows that it counts (``plan.owned``) are given to the reducers; nothing is
-    kept per config. The tested reducer comes back without the null summary.
+    kept per config. The tested reducer comes back without the null summary, and the
+    samples' candidates cut to the samples' sizes (what travels back is bounded by them).
     """
     store = RunStore(location)
     read = plan.reducers()
@@ -503,14 +509,20 @@ def read_part_group(location: str, names: list[str], plan: ReadPlan) -> PartsRea
             )
         read.scan.add({c: part.column(c) for c in scan_columns}, ok, mine)
         del part
+    read.scan.cut()
     return replace(read, tested=read.tested.detached())
 
 
 def read_parts(mapper: PartMapper, store: RunStore, plan: ReadPlan) -> PartsRead:
-    """Every good part read into the reducers, where ``mapper`` runs the groups; merged here."""
+    """Every good part read into the reducers, where ``mapper`` runs the groups; merged here.
+
+    Each group's answer is folded into one running state as it comes (none is kept), so
+    the driver holds that state and one answer, whatever the number of parts or groups.
+    """
     total = plan.reducers()
     for group in mapper(read_part_group, store, list(plan.owned), (plan,)):
         total.merge(group)
+        del group
     return total
 
 
@@ -610,6 +622,7 @@ def _reduced(
         manifest.total,
         manifest.grid.param_names,
         null_summary,
+        recorded_axes(manifest.grid),
     )
     read = read_parts(mapper, store, plan)
     rows_in_parts = read.rows

@@ -365,12 +365,13 @@ class _SharpePasses:
 
     def __call__(self, plan: PassPlan) -> PassPartial:
         template = None if self.fed else self._cells
-        found = self._run.map_counted(sharpe_pass_group, (plan, template))
-        self.fed = True
-        for _, cells in found:
+        total = reduce_chunk(np.empty(0), plan)
+        for partial, cells in self._run.map_counted(sharpe_pass_group, (plan, template)):
             if cells is not None and self._cells is not None:
                 self._cells.merge(cells)
-        return merge([reduce_chunk(np.empty(0), plan), *(partial for partial, _ in found)])
+            total = merge([total, partial])  # exact: the same as merging them all at once
+        self.fed = True
+        return total
 
 
 def heatmap(

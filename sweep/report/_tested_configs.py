@@ -92,8 +92,8 @@ class TestedReducer:
 
     def __init__(self, summary: NullSummary | None) -> None:
         self._summary = summary
-        self._t: list[TCounts] = []
-        self._p: list[PValueCounts] = []
+        self._t: TCounts | None = None  # a running total: merged as each part comes
+        self._p = merge_p_value_counts([])
         self._n = 0
         self._best: tuple[float, str, int] | None = None  # (-t, config_id, grid index)
         self._max_mean = -math.inf
@@ -130,8 +130,8 @@ class TestedReducer:
             self._part_max_t[name] = float(finite_t.max()) if finite_t.size else -math.inf
             self._part_min_p[name] = float(finite_p.min()) if finite_p.size else math.inf
         if self._summary is not None:
-            self._t.append(t_counts_of(self._summary, index, t))
-        self._p.append(p_value_counts(finite_p))
+            self._t = _merged_t(self._t, t_counts_of(self._summary, index, t))
+        self._p = merge_p_value_counts([self._p, p_value_counts(finite_p)])
         tested = np.isfinite(t) & np.isfinite(mean)
         if not tested.any():
             return
@@ -145,9 +145,15 @@ class TestedReducer:
         self._best = candidate if self._best is None else min(self._best, candidate)
 
     def merge(self, other: TestedReducer) -> None:
-        """Take what ``other`` was given (independent of the order of merging)."""
-        self._t += other._t
-        self._p += other._p
+        """Take what ``other`` was given (independent of the order of merging).
+
+        The counts are summed and the listed configs united at once (exact integers and a
+        union keyed by grid index), so the state stays one :class:`TCounts` and one
+        :class:`PValueCounts` however many parts or groups are merged in.
+        """
+        if other._t is not None:
+            self._t = _merged_t(self._t, other._t)
+        self._p = merge_p_value_counts([self._p, other._p])
         self._n += other._n
         self._max_mean = max(self._max_mean, other._max_mean)
         if other._best is not None:
@@ -172,12 +178,17 @@ class TestedReducer:
             else SweepExtremes(0, NO_CONFIG, math.nan, math.nan)
         )
         return TestedConfigs(
-            t_counts=merge_t_counts(self._t) if self._t else None,
-            p_counts=merge_p_value_counts(self._p),
+            t_counts=self._t,
+            p_counts=self._p,
             extremes=extremes,
             part_max_t=self._part_max_t,
             part_min_p=self._part_min_p,
         )
+
+
+def _merged_t(total: TCounts | None, part: TCounts) -> TCounts:
+    """The running :class:`TCounts` with one more part's (or group's) merged in."""
+    return part if total is None else merge_t_counts([total, part])
 
 
 #: Which rows of a part's table a listing takes: a boolean mask over its rows.
