@@ -184,12 +184,12 @@ class RunData:
     ) -> Iterable[T]:
         """``body(location, group, owned, *args)`` over groups of the good parts (or ``parts``).
 
-        Where the read pass ran (:attr:`mapper`: here, or Ray tasks); ``owned`` is
+        Where the read pass ran (:attr:`mapper`: here, or a backend's tasks); ``owned`` is
         :attr:`owned`, for :func:`counted_rows`. The results are in the order of the groups,
         to be folded as they come (a mapper may yield them one at a time).
         """
         names = list(self.owned) if parts is None else parts
-        return list(self.mapper(body, self.store, names, (self.owned, *args)))
+        return self.mapper(body, self.store, names, (self.owned, *args))
 
     def block_statistics_of(
         self, sample: Sample
