@@ -1043,7 +1043,6 @@ def report(
                 run_dir,
                 options,
                 auditor=passes.audit,
-                pbo_splits=passes.pbo_splits,
                 recompute=passes.recompute,
                 mapper=passes.map_parts,
             )
