@@ -972,6 +972,21 @@ def _check_alpha(value: float) -> float:
     return value
 
 
+def _pbo_configs(value: str) -> int | None:
+    """``--pbo-sample``: a number of configs (at least 2), or None for ``all``."""
+    if value == "all":
+        return None
+    if not value.isdigit() or int(value) < 2:
+        raise typer.BadParameter(f"expected a number of configs (at least 2) or all, got {value!r}")
+    return int(value)
+
+
+def _check_pbo_sample(value: str | None) -> str | None:
+    if value is not None:
+        _pbo_configs(value)
+    return value
+
+
 @app.command()
 @_interruptible
 def report(
@@ -1003,6 +1018,18 @@ def report(
             help="Level of the sweep-wide tests, StepM and the verdict (0 < alpha < 1).",
         ),
     ] = 0.05,
+    pbo_sample: Annotated[
+        str | None,
+        typer.Option(
+            "--pbo-sample",
+            metavar="N|all",
+            callback=_check_pbo_sample,
+            help=(
+                "Configs PBO ranks: every ok config up to N, a seeded uniform sample of N "
+                "beyond (default: 1000000), or all."
+            ),
+        ),
+    ] = None,
     quiet: QuietOpt = False,
     allow_import: AllowImportOpt = None,
     data: DataOpt = None,
@@ -1017,6 +1044,8 @@ def report(
     where auto predicts it faster); with --address or --executor ray, PBO's splits and the
     recomputed returns run there too. The report is the same.
     """
+    from dataclasses import replace
+
     from sweep.report import ReportOptions, build_report, default_out_dir, write_report
     from sweep.report._cli_support import parse_heatmap, summary_lines
     from sweep.runner._pass_executor import PassExecutor
@@ -1033,6 +1062,8 @@ def report(
         progress=not quiet,
         allow_import=tuple(allow_import or ()),
     )
+    if pbo_sample is not None:
+        options = replace(options, max_pbo_configs=_pbo_configs(pbo_sample))
     try:
         with (
             importing_from(roots),
