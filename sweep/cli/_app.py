@@ -1040,9 +1040,9 @@ def report(
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html.
 
-    Its passes over the parts run here or as Ray tasks (--address, or a local Ray cluster
-    where auto predicts it faster); with --address or --executor ray, PBO's splits and the
-    recomputed returns run there too. The report is the same.
+    Its passes over the parts, PBO's two among them, run here or as Ray tasks (--address,
+    or a local Ray cluster where auto predicts it faster); with --address or --executor ray,
+    the recomputed returns run there too. The report is the same.
     """
     from dataclasses import replace
 
