@@ -18,7 +18,7 @@ from sweep.executors._part_tasks import part_groups
 from sweep.report import ReportOptions, build_report
 from sweep.report._config_scan import ScanSettings
 from sweep.report._hypothesis_tests import pbo_sample
-from sweep.report._load import load_run
+from sweep.report._load import load_run, scan_settings
 from sweep.report._pbo_passes import pbo_over_parts
 from sweep.store._part_mapper import map_here
 from tests.helpers import small_spec_dict
@@ -105,7 +105,7 @@ def test_passes_that_find_other_configs_than_the_read_are_refused(tied_run):
 
 def test_all_takes_every_ok_config_and_keeps_no_sample(runs):
     every = ReportOptions(progress=False, max_pbo_configs=None)
-    run = load_run(runs["failing"], settings=ScanSettings(pbo=0))
+    run = load_run(runs["failing"], settings=scan_settings(every))
     rule, configs, sampled = pbo_sample(run, every)
     assert rule.bound is None and configs == run.scan.ok and not sampled
     assert not run.scan.pbo.grid_index.size  # nothing per config held for PBO
