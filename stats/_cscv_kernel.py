@@ -17,6 +17,9 @@ a strategy with ``var <= 0`` (constant) has no key and ranks below every number.
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 from numpy.typing import NDArray
@@ -86,8 +89,12 @@ def _first_argmax(keys):  # type: ignore[no-untyped-def]  # pragma: no cover - c
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def _best_pass(ln, ls, lq, hn, hs, hq, low_mask, high_mask, sharpe, offset, best_key, best_idx):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
-    """Update each split's in-sample best (strictly greater key wins: first index on ties)."""
+def _best_pass(ln, ls, lq, hn, hs, hq, low_mask, high_mask, sharpe, index, best_key, best_at):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+    """Update each split's in-sample best: a greater key wins, an equal key the lower index.
+
+    ``index`` names the chunk's strategies, ascending, so the chunk's first maximum is its
+    lowest index among ties; ``best_at`` is -1 while a split has no best.
+    """
     m = ls.shape[1]
     for k in numba.prange(low_mask.shape[0]):
         a = low_mask[k]
@@ -96,9 +103,9 @@ def _best_pass(ln, ls, lq, hn, hs, hq, low_mask, high_mask, sharpe, offset, best
         for j in range(m):  # no loop-carried dependency: vectorised
             keys[j] = _key(ln[a, j] + hn[b, j], ls[a, j] + hs[b, j], lq[a, j] + hq[b, j], sharpe)
         key, where = _first_argmax(keys)
-        if where >= 0 and key > best_key[k]:  # earlier chunks hold lower indices: they win ties
+        if where >= 0 and (key > best_key[k] or (key == best_key[k] and index[where] < best_at[k])):
             best_key[k] = key
-            best_idx[k] = offset + where
+            best_at[k] = index[where]
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -144,6 +151,43 @@ class _Tables:
         return tables[0], tables[1], tables[2], tables[3], tables[4], tables[5]
 
 
+@dataclass(frozen=True)
+class CSCVSplits:
+    """The ``C(S, S/2)`` splits of S blocks, and their blocks as bit masks within each half.
+
+    Attributes
+    ----------
+    n_blocks : int
+        Blocks S (even).
+    combos : ndarray of int8, shape (n_splits, S/2)
+        Each split's in-sample blocks, in the lexicographic order ``itertools`` yields.
+    is_low, is_high, oos_low, oos_high : ndarray of int64, shape (n_splits,)
+        The in-sample and out-of-sample blocks of each split within the low half (blocks
+        ``0..S/2-1``) and the high half, as bit masks (:func:`split_masks`).
+    """
+
+    n_blocks: int
+    combos: NDArray[np.int8]
+    is_low: NDArray[np.int64]
+    is_high: NDArray[np.int64]
+    oos_low: NDArray[np.int64]
+    oos_high: NDArray[np.int64]
+
+    @classmethod
+    def of(cls, n_blocks: int, combos: NDArray[np.int8] | None = None) -> CSCVSplits:
+        """Every split of ``n_blocks`` blocks (or the splits ``combos``)."""
+        if combos is None:
+            half = range(n_blocks // 2)
+            every = itertools.combinations(range(n_blocks), len(half))
+            combos = np.array(list(every), dtype=np.int8).reshape(-1, len(half))
+        return cls(n_blocks, combos, *split_masks(combos, n_blocks))
+
+    @property
+    def n_splits(self) -> int:
+        """Number of splits."""
+        return len(self.combos)
+
+
 def split_masks(combos: NDArray[np.int8], n_blocks: int) -> tuple[NDArray[np.int64], ...]:
     """Bit masks of each split's in-sample and out-of-sample blocks within each half.
 
@@ -158,6 +202,104 @@ def split_masks(combos: NDArray[np.int8], n_blocks: int) -> tuple[NDArray[np.int
     full = (1 << half) - 1
     is_low, is_high = bits & full, (bits >> half) & full
     return is_low, is_high, full ^ is_low, full ^ is_high
+
+
+def no_bests(n_splits: int) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The state of :func:`best_update` before any strategy: no key, no index (-1)."""
+    return np.full(n_splits, _NO_KEY), np.full(n_splits, -1, dtype=np.int64)
+
+
+def best_update(
+    counts: NDArray[np.float64],
+    sums: NDArray[np.float64],
+    sums_sq: NDArray[np.float64],
+    index: NDArray[np.int64],
+    splits: CSCVSplits,
+    sharpe: bool,
+    best_key: NDArray[np.float64],
+    best_at: NDArray[np.int64],
+) -> None:
+    """Fold some strategies into each split's in-sample best (in place).
+
+    Parameters
+    ----------
+    counts, sums, sums_sq : ndarray of float64, shape (m, S)
+        Periods, sum and sum of squares of each strategy (row) over each block.
+    index : ndarray of int64, shape (m,)
+        The strategies' indices, ASCENDING (distinct from those folded in before).
+    splits : CSCVSplits
+        The splits.
+    sharpe : bool
+        Compare by Sharpe ratio (True) or by mean (False).
+    best_key, best_at : ndarray, shape (n_splits,)
+        Each split's best key and its strategy's index so far (:func:`no_bests` at first):
+        a greater key wins, an equal key the lower index, so the result is the first
+        maximum by index whatever order the strategies come in.
+    """
+    m = len(sums)
+    if not m:
+        return
+    tables = _Tables(splits.n_blocks, min(CHUNK, m))
+    for lo in range(0, m, CHUNK):
+        hi = min(lo + CHUNK, m)
+        chunk = tables.fill(counts[lo:hi], sums[lo:hi], sums_sq[lo:hi])
+        _best_pass(*chunk, splits.is_low, splits.is_high, sharpe, index[lo:hi], best_key, best_at)
+
+
+def cscv_targets(
+    counts: NDArray[np.float64],
+    sums: NDArray[np.float64],
+    sums_sq: NDArray[np.float64],
+    row: NDArray[np.intp],
+    splits: CSCVSplits,
+    sharpe: bool,
+) -> NDArray[np.float64]:
+    """The out-of-sample key of strategy ``row[k]`` in split ``k``, for each split.
+
+    From the rows' own subset tables, built by the same additions as in
+    :func:`rank_update`, so a strategy compared with itself there is an exact tie.
+    """
+    rows, where = np.unique(row, return_inverse=True)
+    target = np.empty(len(row))
+    if not len(rows):
+        return target
+    tables = _Tables(splits.n_blocks, min(CHUNK, len(rows)))
+    for lo in range(0, len(rows), CHUNK):
+        pick = rows[lo : lo + CHUNK]
+        ln, ls, lq, hn, hs, hq = tables.fill(counts[pick], sums[pick], sums_sq[pick])
+        inside = (where >= lo) & (where < lo + len(pick))
+        col = where[inside] - lo
+        a, b = splits.oos_low[inside], splits.oos_high[inside]
+        n_, s_, q_ = ln[a, col] + hn[b, col], ls[a, col] + hs[b, col], lq[a, col] + hq[b, col]
+        target[inside] = [_key(*v, sharpe) for v in zip(n_, s_, q_, strict=True)]
+    return target
+
+
+def rank_update(
+    counts: NDArray[np.float64],
+    sums: NDArray[np.float64],
+    sums_sq: NDArray[np.float64],
+    splits: CSCVSplits,
+    sharpe: bool,
+    target: NDArray[np.float64],
+    below: NDArray[np.int64],
+    ties: NDArray[np.int64],
+) -> None:
+    """Add, per split, the strategies whose out-of-sample key is below / equal to ``target``."""
+    m = len(sums)
+    if not m:
+        return
+    tables = _Tables(splits.n_blocks, min(CHUNK, m))
+    for lo in range(0, m, CHUNK):
+        hi = min(lo + CHUNK, m)
+        chunk = tables.fill(counts[lo:hi], sums[lo:hi], sums_sq[lo:hi])
+        _rank_pass(*chunk, splits.oos_low, splits.oos_high, sharpe, target, below, ties)
+
+
+def relative_rank(below: NDArray[np.int64], ties: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Rank from counts below and tied (the strategy itself among the ties): 1 = worst."""
+    rank: NDArray[np.float64] = below + (ties + 1) / 2.0
+    return rank
 
 
 def cscv_best_and_ranks(
@@ -186,32 +328,12 @@ def cscv_best_and_ranks(
         Its out-of-sample rank, 1 = worst, average rank for ties.
     """
     n, s = sums.shape
-    is_low, is_high, oos_low, oos_high = split_masks(combos, s)
-    n_splits = len(combos)
-    tables = _Tables(s, min(CHUNK, n))
-    best_key = np.full(n_splits, _NO_KEY)
-    best = np.full(n_splits, -1, dtype=np.int64)
-    for lo in range(0, n, CHUNK):
-        hi = min(lo + CHUNK, n)
-        chunk = tables.fill(counts[lo:hi], sums[lo:hi], sums_sq[lo:hi])
-        _best_pass(*chunk, is_low, is_high, sharpe, lo, best_key, best)
+    splits = CSCVSplits.of(s, combos)
+    best_key, best = no_bests(splits.n_splits)
+    best_update(counts, sums, sums_sq, np.arange(n, dtype=np.int64), splits, sharpe, best_key, best)
     best[best < 0] = 0  # no strategy has a key: the first one, as argmax over -inf gives
-    # The targets come from the best rows' own tables, built by the same additions as in
-    # the rank pass, so a strategy compared with itself is an exact tie.
-    rows, where = np.unique(best, return_inverse=True)
-    target = np.empty(n_splits)
-    for lo in range(0, len(rows), CHUNK):
-        pick = rows[lo : lo + CHUNK]
-        ln, ls, lq, hn, hs, hq = tables.fill(counts[pick], sums[pick], sums_sq[pick])
-        inside = (where >= lo) & (where < lo + len(pick))
-        col = where[inside] - lo
-        a, b = oos_low[inside], oos_high[inside]
-        n_, s_, q_ = ln[a, col] + hn[b, col], ls[a, col] + hs[b, col], lq[a, col] + hq[b, col]
-        target[inside] = [_key(*v, sharpe) for v in zip(n_, s_, q_, strict=True)]
-    below = np.zeros(n_splits, dtype=np.int64)
-    ties = np.zeros(n_splits, dtype=np.int64)
-    for lo in range(0, n, CHUNK):
-        hi = min(lo + CHUNK, n)
-        chunk = tables.fill(counts[lo:hi], sums[lo:hi], sums_sq[lo:hi])
-        _rank_pass(*chunk, oos_low, oos_high, sharpe, target, below, ties)
-    return best, below + (ties + 1) / 2.0
+    target = cscv_targets(counts, sums, sums_sq, best, splits, sharpe)
+    below = np.zeros(splits.n_splits, dtype=np.int64)
+    ties = np.zeros(splits.n_splits, dtype=np.int64)
+    rank_update(counts, sums, sums_sq, splits, sharpe, target, below, ties)
+    return best, relative_rank(below, ties)

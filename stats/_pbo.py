@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -11,10 +10,17 @@ from typing import Literal, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from stats._cscv_kernel import cscv_best_and_ranks
+from stats._cscv_kernel import CSCVSplits, cscv_best_and_ranks
 from stats._fixed_math import fixed_log
 from stats._row_kernel import path_statistics
-from stats._validation import FloatArray, as_float_array, as_int, check_choice, input_error
+from stats._validation import (
+    FloatArray,
+    as_float_array,
+    as_int,
+    check_choice,
+    input_error,
+    not_finite,
+)
 
 PBOMetric = Literal["sharpe", "mean"]
 PBO_METRICS: tuple[str, ...] = ("sharpe", "mean")
@@ -65,6 +71,64 @@ class BlockStats:
     sums: FloatArray
     sums_sq: FloatArray
     rows_dropped: int
+
+
+@dataclass(frozen=True)
+class BlockSummary:
+    """What PBO checks of the block statistics, in a few numbers (mergeable over groups).
+
+    Attributes
+    ----------
+    strategies : int
+        Strategies N.
+    n_blocks : int
+        Blocks S.
+    nonfinite_sums, nonfinite_sums_sq : int
+        NaN or infinite block sums, and sums of squares.
+    bad_counts : bool
+        Whether some block count is not a positive integer.
+    fewest_half_periods : float
+        The smallest, over strategies, of the periods in a strategy's S/2 smallest blocks
+        (``inf`` without strategies).
+    most_periods : float
+        The largest total of a strategy's periods (0 without strategies).
+    """
+
+    strategies: int
+    n_blocks: int
+    nonfinite_sums: int = 0
+    nonfinite_sums_sq: int = 0
+    bad_counts: bool = False
+    fewest_half_periods: float = math.inf
+    most_periods: float = 0.0
+
+    @classmethod
+    def of(cls, counts: FloatArray, sums: FloatArray, sums_sq: FloatArray) -> BlockSummary:
+        """The summary of some strategies' block statistics (each of shape (m, S))."""
+        m, s = sums.shape
+        if not m:
+            return cls(0, s)
+        return cls(
+            strategies=m,
+            n_blocks=s,
+            nonfinite_sums=int((~np.isfinite(sums)).sum()),
+            nonfinite_sums_sq=int((~np.isfinite(sums_sq)).sum()),
+            bad_counts=_counts_bad(counts),
+            fewest_half_periods=float((np.sort(counts, axis=1)[:, : s // 2]).sum(axis=1).min()),
+            most_periods=float(counts.sum(axis=1).max()),
+        )
+
+    def merged(self, other: BlockSummary) -> BlockSummary:
+        """The summary of both groups of strategies."""
+        return BlockSummary(
+            strategies=self.strategies + other.strategies,
+            n_blocks=self.n_blocks,
+            nonfinite_sums=self.nonfinite_sums + other.nonfinite_sums,
+            nonfinite_sums_sq=self.nonfinite_sums_sq + other.nonfinite_sums_sq,
+            bad_counts=self.bad_counts or other.bad_counts,
+            fewest_half_periods=min(self.fewest_half_periods, other.fewest_half_periods),
+            most_periods=max(self.most_periods, other.most_periods),
+        )
 
 
 @dataclass(frozen=True)
@@ -283,14 +347,14 @@ def pbo_from_block_stats(
     n, s = x_sum.shape
     _check_n_blocks(s)
     if n < 2:
-        raise input_error(f"sums: expected at least 2 strategies (rows), got {n}")
+        raise _too_few_strategies(n)
     cnt = as_float_array("counts", counts)
     if cnt.shape not in ((s,), (n, s)):
         raise input_error(
             f"counts: expected shape ({s},) or ({n}, {s}) to match sums, got {cnt.shape}"
         )
-    if bool(np.any(cnt < 1)) or bool(np.any(cnt != np.floor(cnt))):
-        raise input_error("counts: expected positive integer period counts per block")
+    if _counts_bad(cnt):
+        raise _bad_counts()
     cnt = np.broadcast_to(cnt, (n, s))
     if metric == "sharpe":
         if sums_sq is None:
@@ -301,21 +365,102 @@ def pbo_from_block_stats(
     else:
         x_sq = np.zeros((n, s))
 
-    half = s // 2
-    # Split c puts blocks combos[c] in sample (lexicographic order, as itertools yields).
-    combos = np.array(list(itertools.combinations(range(s), half)), dtype=np.int8)
-    n_splits = len(combos)
-    min_rows = float((np.sort(cnt, axis=1)[:, :half]).sum(axis=1).min())
-    if metric == "sharpe" and min_rows < 2:
-        raise input_error(
-            f"counts: expected at least 2 periods in each half for a Sharpe ratio, got {min_rows:g}"
-        )
+    splits = CSCVSplits.of(s)
+    _check_periods(float((np.sort(cnt, axis=1)[:, : s // 2]).sum(axis=1).min()), metric)
+    best, rank = run_splits(cnt, x_sum, x_sq, splits.combos, metric == "sharpe")
+    return _result(
+        best,
+        rank,
+        (cnt[best], x_sum[best], x_sq[best]),
+        n,
+        splits,
+        metric,
+        int(cnt.sum(axis=1).max()),
+    )
 
-    best, rank = run_splits(cnt, x_sum, x_sq, combos, metric == "sharpe")
-    in_sample = np.zeros((n_splits, s))
-    in_sample[np.arange(n_splits)[:, np.newaxis], combos] = 1.0
-    is_best = _pooled_metric(in_sample, cnt[best], x_sum[best], x_sq[best], metric)
-    oos_best = _pooled_metric(1.0 - in_sample, cnt[best], x_sum[best], x_sq[best], metric)
+
+def check_block_summary(summary: BlockSummary, metric: PBOMetric = "sharpe") -> CSCVSplits:
+    """Refuse what :func:`pbo_from_block_stats` refuses, from a summary of the statistics.
+
+    The same checks in the same order, with the same messages, on the counts of a
+    :class:`BlockSummary` (for CSCV computed in passes over groups of strategies).
+
+    Returns
+    -------
+    CSCVSplits
+        The splits of the summary's blocks.
+
+    Raises
+    ------
+    StatsInputError
+        As :func:`pbo_from_block_stats` would on the statistics summarised.
+    """
+    check_choice("metric", metric, PBO_METRICS)
+    if summary.nonfinite_sums:
+        raise not_finite("sums", summary.nonfinite_sums)
+    s = _check_n_blocks(summary.n_blocks)
+    if summary.strategies < 2:
+        raise _too_few_strategies(summary.strategies)
+    if summary.bad_counts:
+        raise _bad_counts()
+    if metric == "sharpe" and summary.nonfinite_sums_sq:
+        raise not_finite("sums_sq", summary.nonfinite_sums_sq)
+    _check_periods(summary.fewest_half_periods, metric)
+    return CSCVSplits.of(s)
+
+
+def pbo_from_bests(
+    best: NDArray[np.int64],
+    rank: FloatArray,
+    best_stats: tuple[FloatArray, FloatArray, FloatArray],
+    summary: BlockSummary,
+    *,
+    metric: PBOMetric = "sharpe",
+) -> PBOResult:
+    """PBO from each split's in-sample best and its out-of-sample rank, found elsewhere.
+
+    For CSCV computed in passes over groups of strategies (:class:`stats.SplitBests`,
+    :class:`stats.SplitRanks`): the same result, bit for bit, as
+    :func:`pbo_from_block_stats` on the strategies the passes saw.
+
+    Parameters
+    ----------
+    best : ndarray of int64, shape (n_splits,)
+        Each split's in-sample best, by whatever index the passes used (kept as
+        ``best_in_sample``).
+    rank : ndarray of float64, shape (n_splits,)
+        Its out-of-sample rank among all strategies (1 = worst, average rank for ties).
+    best_stats : tuple of ndarray of float64, each of shape (n_splits, S)
+        Block counts, sums and sums of squares of each split's best.
+    summary : BlockSummary
+        Of all the strategies (checked first, :func:`check_block_summary`).
+    metric : {"sharpe", "mean"}
+        As in :func:`pbo_from_block_stats`.
+
+    Returns
+    -------
+    PBOResult
+    """
+    splits = check_block_summary(summary, metric)
+    return _result(
+        best, rank, best_stats, summary.strategies, splits, metric, int(summary.most_periods)
+    )
+
+
+def _result(
+    best: NDArray[np.int64],
+    rank: FloatArray,
+    best_stats: tuple[FloatArray, FloatArray, FloatArray],
+    n: int,
+    splits: CSCVSplits,
+    metric: str,
+    n_obs_used: int,
+) -> PBOResult:
+    """The result from each split's best, its rank and its block statistics (rows by split)."""
+    in_sample = np.zeros((splits.n_splits, splits.n_blocks))
+    in_sample[np.arange(splits.n_splits)[:, np.newaxis], splits.combos] = 1.0
+    is_best = _pooled_metric(in_sample, *best_stats, metric)
+    oos_best = _pooled_metric(1.0 - in_sample, *best_stats, metric)
 
     omega = rank / (n + 1.0)
     logits = fixed_log(omega / (1.0 - omega))
@@ -333,13 +478,35 @@ def pbo_from_block_stats(
         degradation_intercept=intercept,
         degradation_r2=r2,
         prob_oos_loss=loss,
-        n_blocks=s,
-        n_splits=n_splits,
+        n_blocks=splits.n_blocks,
+        n_splits=splits.n_splits,
         n_strategies=n,
-        n_obs_used=int(cnt.sum(axis=1).max()),
+        n_obs_used=n_obs_used,
         rows_dropped=0,
         metric=metric,
     )
+
+
+def _too_few_strategies(n: int) -> Exception:
+    return input_error(f"sums: expected at least 2 strategies (rows), got {n}")
+
+
+def _counts_bad(counts: FloatArray) -> bool:
+    """Whether some block count is not a positive integer."""
+    return bool(np.any(counts < 1)) or bool(np.any(counts != np.floor(counts)))
+
+
+def _bad_counts() -> Exception:
+    return input_error("counts: expected positive integer period counts per block")
+
+
+def _check_periods(fewest_half_periods: float, metric: str) -> None:
+    """A Sharpe ratio needs at least 2 periods in each half, for every strategy."""
+    if metric == "sharpe" and fewest_half_periods < 2:
+        raise input_error(
+            "counts: expected at least 2 periods in each half for a Sharpe ratio, got "
+            f"{fewest_half_periods:g}"
+        )
 
 
 def _pooled_metric(

@@ -40,9 +40,13 @@ def as_float_array(
             f"{name}: expected a {ndim}-D array, got {arr.ndim} dimensions (shape {arr.shape})"
         )
     if finite and arr.size and not bool(np.isfinite(arr).all()):
-        bad = int((~np.isfinite(arr)).sum())
-        raise input_error(f"{name}: expected finite values, got {bad} NaN or infinite")
+        raise not_finite(name, int((~np.isfinite(arr)).sum()))
     return arr
+
+
+def not_finite(name: str, bad: int) -> StatsInputError:
+    """The error of an array ``name`` with ``bad`` NaN or infinite values."""
+    return input_error(f"{name}: expected finite values, got {bad} NaN or infinite")
 
 
 def as_float(name: str, value: Any, *, finite: bool = True) -> float:

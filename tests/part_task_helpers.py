@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sweep.executors._part_tasks import cscv_split_chunk, returns_chunk
+from sweep.executors._part_tasks import returns_chunk
 from sweep.report._load import PartsRead, ReadPlan, read_part_group
 from sweep.store._part_audit import PartAudit, audit_parts
 
@@ -36,14 +36,6 @@ def audit_or_die_once(
     """:func:`audit_parts`, after a SIGKILL of this worker process on the first call."""
     _die_once(marker)
     return audit_parts(location, names, rehash)
-
-
-def splits_or_die_once(*args: Any) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """:func:`cscv_split_chunk` of ``args`` but the last (the marker), after a SIGKILL of
-    this worker process on the first call."""
-    *chunk, marker = args
-    _die_once(marker)
-    return cscv_split_chunk(*chunk)
 
 
 def returns_or_die_once(*args: Any) -> NDArray[np.float64]:

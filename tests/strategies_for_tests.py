@@ -98,3 +98,33 @@ class PlantedEdge:
         for i in range(n):
             out[i] = rngs[i].standard_normal(t) * 0.01 + params["edge"][i] * 0.01
         return StrategyOutput(out, np.zeros((n, t)), np.zeros(n, dtype=np.int64))
+
+
+class TiedNoise:
+    """Noise with exact ties and constant configs, for PBO's rules on ties and NaN.
+
+    Config ``member = m > 0`` earns N(0, 1%) noise from ``default_rng(m)`` over the last 40%
+    of the periods and nothing before (so no config has a Sharpe ratio over the first half
+    of the blocks: the CSCV split holding them in sample has no key anywhere); ``copy``
+    changes nothing (its configs tie exactly in every split); member 0 earns nothing at all
+    (a constant config: NaN Sharpe ratio).
+    """
+
+    name = "tied_noise"
+    version = "1"
+    params = (
+        Param("member", "int", minimum=0, doc="which noise (0: none)"),
+        Param("copy", "int", minimum=0, doc="changes nothing"),
+    )
+
+    def evaluate(
+        self, panel: Any, params: Mapping[str, Any], rngs: Sequence[np.random.Generator]
+    ) -> StrategyOutput:
+        n, t = params["member"].shape[0], panel.n_periods - 1
+        out = np.zeros((n, t))
+        start = t - (2 * t) // 5
+        for i in range(n):
+            member = int(params["member"][i])
+            if member:
+                out[i, start:] = np.random.default_rng(member).standard_normal(t - start) * 0.01
+        return StrategyOutput(out, np.zeros((n, t)), np.zeros(n, dtype=np.int64))

@@ -881,6 +881,21 @@ def _check_alpha(value: float) -> float:
     return value
 
 
+def _pbo_configs(value: str) -> int | None:
+    """``--pbo-sample``: a number of configs (at least 2), or None for ``all``."""
+    if value == "all":
+        return None
+    if not value.isdigit() or int(value) < 2:
+        raise typer.BadParameter(f"expected a number of configs (at least 2) or all, got {value!r}")
+    return int(value)
+
+
+def _check_pbo_sample(value: str | None) -> str | None:
+    if value is not None:
+        _pbo_configs(value)
+    return value
+
+
 @app.command()
 @_interruptible
 def report(
@@ -912,6 +927,18 @@ def report(
             help="Level of the sweep-wide tests, StepM and the verdict (0 < alpha < 1).",
         ),
     ] = 0.05,
+    pbo_sample: Annotated[
+        str | None,
+        typer.Option(
+            "--pbo-sample",
+            metavar="N|all",
+            callback=_check_pbo_sample,
+            help=(
+                "Configs PBO ranks: every ok config up to N, a seeded uniform sample of N "
+                "beyond (default: 1000000), or all."
+            ),
+        ),
+    ] = None,
     quiet: QuietOpt = False,
     allow_import: AllowImportOpt = None,
     data: DataOpt = None,
@@ -922,11 +949,13 @@ def report(
 ) -> None:
     """Write the audit report of a run folder: report.json, report.md and report.html.
 
-    Its passes over the parts run here or as tasks of a Ray or Dask cluster (--address,
-    --executor, or a local one where auto predicts it faster); with --address or a cluster
-    named by --executor, PBO's splits and the recomputed returns run there too. The report
-    is the same.
+    Its passes over the parts, PBO's two among them, run here or as tasks of a Ray or Dask
+    cluster (--address, --executor, or a local one where auto predicts it faster); with
+    --address or a cluster named by --executor, the recomputed returns run there too. The
+    report is the same.
     """
+    from dataclasses import replace
+
     from sweep.report import ReportOptions, build_report, default_out_dir, write_report
     from sweep.report._cli_support import parse_heatmap, summary_lines
     from sweep.runner._pass_executor import PassExecutor
@@ -943,6 +972,8 @@ def report(
         progress=not quiet,
         allow_import=tuple(allow_import or ()),
     )
+    if pbo_sample is not None:
+        options = replace(options, max_pbo_configs=_pbo_configs(pbo_sample))
     try:
         with (
             importing_from(roots),
@@ -953,7 +984,6 @@ def report(
                 run_dir,
                 options,
                 auditor=passes.audit,
-                pbo_splits=passes.pbo_splits,
                 recompute=passes.recompute,
                 mapper=passes.map_parts,
             )

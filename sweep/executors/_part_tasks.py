@@ -5,10 +5,9 @@ part's checks and digest; a part's best rows) in one function of a folder locati
 part names. :func:`map_part_groups` cuts the parts into groups (several per CPU of the
 backend) and runs that function over them with the backend's
 :meth:`sweep.executors._base.Executor.map_groups`, yielding the answers in the order of the
-groups while keeping only those that came back before an earlier one. The report's two
-computations over runs of rows, PBO's splits (:func:`cscv_splits_on`) and the recomputed
-returns (:func:`config_returns_on`), go through
-:meth:`sweep.executors._base.Executor.map_runs` with their inputs shipped once.
+groups while keeping only those that came back before an earlier one. The report's
+computation over runs of rows, the recomputed returns (:func:`config_returns_on`), goes
+through :meth:`sweep.executors._base.Executor.map_runs` with its inputs shipped once.
 
 The folder must be reachable by the same location from every node: a URI (``s3://``,
 ``gs://``) or a path on a shared filesystem (a local path is made absolute first).
@@ -23,7 +22,6 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from stats import SplitRunner, cscv_best_and_ranks
 from sweep.common._fs import LocalFilesystem
 from sweep.engine._evaluate import RETURNS_BLOCK, ReturnsRunner, config_returns
 from sweep.executors._base import Executor
@@ -94,61 +92,6 @@ def row_runs(rows: NDArray[Any], runs: int, most_rows: int | None = None) -> Ite
     runs = max(runs, -(-len(rows) // most_rows) if most_rows else 0)
     bounds = [len(rows) * k // runs for k in range(runs + 1)]
     return (rows[a:b] for a, b in itertools.pairwise(bounds) if b > a)
-
-
-def cscv_split_chunk(
-    counts: NDArray[np.float64],
-    sums: NDArray[np.float64],
-    sums_sq: NDArray[np.float64],
-    combos: NDArray[np.int8],
-    sharpe: bool,
-) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-    """:func:`stats.cscv_best_and_ranks` for some splits, on one CPU of a worker.
-
-    ``counts`` may be one row, shared by every strategy (it is sent so, not broadcast).
-    """
-    _one_thread()
-    full = np.broadcast_to(counts, sums.shape)
-    return cscv_best_and_ranks(full, sums, sums_sq, combos, sharpe)
-
-
-def cscv_splits_on(
-    backend: Executor,
-    body: Callable[..., tuple[NDArray[np.int64], NDArray[np.float64]]] = cscv_split_chunk,
-    extra: tuple[Any, ...] = (),
-) -> SplitRunner:
-    """A :class:`stats.SplitRunner` that runs PBO's splits as tasks on ``backend``.
-
-    The block statistics are shipped once; each task takes a run of splits and the answers
-    are put back in split order, so the result is the in-process one bit for bit.
-
-    Parameters
-    ----------
-    backend : Executor
-        Where the splits run.
-    body : callable, optional
-        The task: :func:`cscv_split_chunk` (tests give one that kills its worker once).
-    extra : tuple, optional
-        Further arguments of ``body`` after ``sharpe``.
-    """
-
-    def run(
-        counts: NDArray[np.float64],
-        sums: NDArray[np.float64],
-        sums_sq: NDArray[np.float64],
-        combos: NDArray[np.int8],
-        sharpe: bool,
-        /,
-    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        one_row = counts[:1] if counts.strides[0] == 0 else counts  # one row, broadcast
-        shared = tuple(np.ascontiguousarray(a) for a in (one_row, sums, sums_sq))
-        runs = row_runs(combos, backend.groups_wanted)
-        answers = list(backend.map_runs(body, shared, runs, (sharpe, *extra)))
-        best = np.concatenate([a[0] for a in answers])
-        rank = np.concatenate([a[1] for a in answers])
-        return best, rank
-
-    return run
 
 
 def returns_chunk(sweep: ResolvedSweep, indices: NDArray[np.int64]) -> NDArray[np.float64]:

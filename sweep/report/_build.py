@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from stats import SplitRunner, cscv_best_and_ranks
 from sweep._version import ENGINE_VERSION
 from sweep.common._jsonable import JSONObject
 from sweep.common._serial import RecordFormatError, from_json, to_json
@@ -164,7 +163,6 @@ def build_report(
     options: ReportOptions | None = None,
     *,
     auditor: PartAuditor | None = None,
-    pbo_splits: SplitRunner = cscv_best_and_ranks,
     recompute: ReturnsRunner = config_returns_blocks,
     mapper: PartMapper = map_here,
 ) -> Report:
@@ -180,17 +178,14 @@ def build_report(
         How the parts are checked and re-hashed (:func:`sweep.report._load.load_run`): in
         this process by default, or as Ray tasks (``sweep report --address``). The report
         is the same either way.
-    pbo_splits : SplitRunner, optional
-        What runs PBO's CSCV splits: the compiled kernel here by default, or Ray tasks
-        (``sweep report --address``); the same result either way.
     recompute : ReturnsRunner, optional
         What recomputes returns (the dimensionality sample's, the out-of-sample selected
         configs'): here by default, or Ray tasks (``sweep report --address``); the same
         series either way.
     mapper : PartMapper, optional
-        Where the passes over the good parts run (the read into the reducers): here by
-        default, or as Ray tasks over groups of parts (``sweep report --address``); the
-        same reductions either way.
+        Where the passes over the good parts run (the read into the reducers, PBO's two
+        passes): here by default, or as Ray tasks over groups of parts (``sweep report
+        --address``); the same reductions either way.
 
     Returns
     -------
@@ -211,9 +206,7 @@ def build_report(
             results, results_plot = results_section(run, options)
         with steps.step("out of sample"):
             oos, oos_plot = out_of_sample_section(run, options, recompute=recompute)
-        testing, verdict, testing_plot = testing_section(
-            run, options, steps, oos, pbo_splits, recompute
-        )
+        testing, verdict, testing_plot = testing_section(run, options, steps, oos, recompute)
         with steps.step("scaling"):
             scaling, bench = scaling_section(run, options.bench_dir)
             scaling = replace(

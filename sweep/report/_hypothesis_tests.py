@@ -21,19 +21,18 @@ from numpy.typing import NDArray
 
 from stats import (
     PBOResult,
-    SplitRunner,
+    StatsInputError,
     corrections_counted,
-    cscv_best_and_ranks,
     deflated_sharpe_ratio,
     expected_max_sharpe,
     fixed_exp,
     fixed_log,
-    pbo_from_block_stats,
     return_moments,
 )
 from sweep.data._benchmark import benchmark_returns, describe_null
 from sweep.engine._evaluate import ReturnsRunner, config_returns_blocks
 from sweep.errors import USER_ERRORS, SweepError
+from sweep.report._config_scan import SampleRule
 from sweep.report._inference import (
     detectable_effect,
     discoveries,
@@ -43,6 +42,7 @@ from sweep.report._inference import (
 )
 from sweep.report._load import RunData
 from sweep.report._options import ReportOptions
+from sweep.report._pbo_passes import pbo_over_parts
 from sweep.report._ranking import QUANTILES, histogram, plain
 from sweep.report._rebuild import recorded_panel
 from sweep.report._returns_sample import (
@@ -182,34 +182,34 @@ def deflation(
     )
 
 
-def _pbo(
-    run: RunData, run_splits: SplitRunner
-) -> tuple[PBOSection | Unavailable, PBOResult | None]:
-    positions, sampled = run.scan.pbo.grid_index, run.scan.pbo.sampled
-    if len(positions) < 2:
+def pbo_sample(run: RunData, options: ReportOptions) -> tuple[SampleRule, int, bool]:
+    """Which ok configs enter PBO: the rule a pass tests them by, how many, whether sampled.
+
+    Every ok config with ``max_pbo_configs=None`` (``--pbo-sample all``); else the read's
+    seeded sample (every ok config up to the cap).
+    """
+    if options.max_pbo_configs is None:
+        return SampleRule(), run.scan.ok, False
+    sample = run.scan.pbo
+    return sample.rule, len(sample.grid_index), sample.sampled
+
+
+def _pbo(run: RunData, options: ReportOptions) -> tuple[PBOSection | Unavailable, PBOResult | None]:
+    rule, configs, sampled = pbo_sample(run, options)
+    if configs < 2:
         return Unavailable(reason="needs at least 2 ok configs"), None
-    counts, sums, sums_sq = run.block_statistics_of(run.scan.pbo)
-    s = run.manifest.run_key.pbo_blocks
-    block_counts: NDArray[np.int64] = (
-        np.full(s, counts[0], dtype=np.int64)
-        if (counts == counts[0]).all()
-        else np.repeat(counts[:, None], s, axis=1)
-    )
     try:
-        res = pbo_from_block_stats(
-            block_counts, sums, sums_sq, metric="sharpe", run_splits=run_splits
-        )
-    except USER_ERRORS as exc:
+        found = pbo_over_parts(run, rule, configs)
+    except StatsInputError as exc:
         return Unavailable(reason=str(exc)), None
-    del sums, sums_sq
+    res = found.result
     best_rows, best_counts = np.unique(res.best_in_sample, return_counts=True)
-    best_ids = [  # distinct rows, distinct ids
-        str(i) for i in run.rows_at(positions[best_rows], ["config_id"]).column(0).to_pylist()
-    ]
+    best_ids = [found.best_ids[int(i)] for i in best_rows]  # distinct rows, distinct ids
     order = sorted(zip(best_counts.tolist(), best_ids, strict=True), key=lambda c: (-c[0], c[1]))
     counts_hist, edges = np.histogram(res.logits, bins=LOGIT_BINS)
     n_periods = int(run.manifest.data["n_periods"]) - 1
     quantiles = np.quantile(res.logits, [0.05, 0.25, 0.5, 0.75, 0.95])
+    s = res.n_blocks
     section = PBOSection(
         pbo=res.pbo,
         metric="per-period Sharpe ratio",
@@ -217,8 +217,8 @@ def _pbo(
         splits=res.n_splits,
         configs=res.n_strategies,
         sampled=sampled,
-        periods_per_block=int(counts[0]),
-        leading_periods_dropped=n_periods - s * int(counts[0]),
+        periods_per_block=found.periods_per_block,
+        leading_periods_dropped=n_periods - s * found.periods_per_block,
         prob_oos_loss=res.prob_oos_loss,
         degradation=Degradation(
             slope=res.degradation_slope,
@@ -386,7 +386,6 @@ def testing_section(
     options: ReportOptions,
     steps: Steps,
     oos: OutOfSampleSection | Unavailable | None = None,
-    pbo_splits: SplitRunner = cscv_best_and_ranks,
     recompute: ReturnsRunner = config_returns_blocks,
 ) -> tuple[MultipleTestingSection | Unavailable, Verdict | None, TestingPlotData]:
     """Section 5 of the report, with the verdict.
@@ -401,8 +400,6 @@ def testing_section(
         Progress and timings of the long steps.
     oos : OutOfSampleSection or Unavailable, optional
         The out-of-sample section: with walk-forward, its PSR decides "holds out of sample".
-    pbo_splits : SplitRunner, optional
-        What runs PBO's splits (here, or Ray tasks with ``sweep report --address``).
     recompute : ReturnsRunner, optional
         What recomputes the sampled configs' returns (here, or Ray tasks).
 
@@ -447,7 +444,7 @@ def testing_section(
             else None
         )
     with steps.step("probability of backtest overfitting"):
-        pbo, pbo_result = _pbo(run, pbo_splits)
+        pbo, pbo_result = _pbo(run, options)
     reps = int(run.manifest.metric_options.get("bootstrap_reps", 0))
     returns_info, dims = _dimensionality(run, options, steps, recompute)
     std = math.sqrt(variance) if math.isfinite(variance) else 0.0

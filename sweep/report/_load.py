@@ -666,8 +666,12 @@ def _untimed(name: str) -> AbstractContextManager[None]:
 
 def scan_settings(options: ReportOptions) -> ScanSettings:
     """How many best and sampled configs the read keeps for a report with these options."""
+    pbo = options.max_pbo_configs
     return ScanSettings.of(
-        options.top_k, options.max_pbo_configs, options.max_return_configs, options.sample_seed
+        options.top_k,
+        0 if pbo is None else pbo,  # None: PBO takes every ok config, no sample is kept
+        options.max_return_configs,
+        options.sample_seed,
     )
 
 

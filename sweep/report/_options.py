@@ -26,9 +26,11 @@ class ReportOptions:
     max_return_configs : int
         Configs whose returns are recomputed for the dimensionality of the returns; beyond
         it, a seeded uniform sample of this many.
-    max_pbo_configs : int
+    max_pbo_configs : int or None
         Configs whose block statistics enter PBO (every one up to 10^6: 12,870 CSCV splits
         over 10^6 configs take about 10 s on two cores); beyond it, a seeded uniform sample.
+        None: every ok config (``sweep report --pbo-sample all``; the time grows with the
+        configs, the memory does not: PBO runs in passes over the parts).
     sample_seed : int
         Seed of every sample the report draws (the same run gives the same report).
     eigen_max_dim : int
@@ -51,7 +53,7 @@ class ReportOptions:
     heatmap_metric: str = "excess_sharpe_ann"
     bench_dir: str | None = None
     max_return_configs: int = 10_000
-    max_pbo_configs: int = 1_000_000
+    max_pbo_configs: int | None = 1_000_000
     sample_seed: int = 0
     eigen_max_dim: int = 2048
     alpha: float = 0.05

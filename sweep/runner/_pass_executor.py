@@ -36,11 +36,10 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from stats import cscv_best_and_ranks
 from sweep.engine._evaluate import config_returns_blocks
 from sweep.errors import ExecutionError, SweepError
 from sweep.executors import LOCAL, Executor, cluster_named, make_executor, title_of
-from sweep.executors._part_tasks import config_returns_on, cscv_splits_on, map_part_groups
+from sweep.executors._part_tasks import config_returns_on, map_part_groups
 from sweep.plan._auto import address_reason, choose_pass_executor, local_workers
 from sweep.spec._resolve import ResolvedSweep
 from sweep.store._part_audit import PartAudit, audit_parts
@@ -141,21 +140,6 @@ class PassExecutor:
     def audit(self, store: RunStore, names: list[str], rehash: bool) -> list[PartAudit]:
         """A :data:`sweep.store._part_audit.PartAuditor`: the audits of ``names``, in order."""
         return [a for group in self.map_parts(audit_parts, store, names, (rehash,)) for a in group]
-
-    def pbo_splits(
-        self,
-        counts: NDArray[np.float64],
-        sums: NDArray[np.float64],
-        sums_sq: NDArray[np.float64],
-        combos: NDArray[np.int8],
-        sharpe: bool,
-        /,
-    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """A :class:`stats.SplitRunner`: PBO's splits, on the cluster when one was named."""
-        backend = self._ready() if self._asked_for_cluster else None
-        if backend is not None:
-            return cscv_splits_on(backend)(counts, sums, sums_sq, combos, sharpe)
-        return cscv_best_and_ranks(counts, sums, sums_sq, combos, sharpe)
 
     def recompute(
         self, sweep: ResolvedSweep, indices: NDArray[np.int64], /

@@ -13,10 +13,9 @@ import numpy as np
 import psutil
 import pytest
 
-from stats import pbo_from_block_stats
 from sweep import resolve, run_sweep, spec_from_dict
 from sweep.engine._evaluate import config_returns
-from sweep.executors._part_tasks import config_returns_on, cscv_splits_on, map_part_groups
+from sweep.executors._part_tasks import config_returns_on, map_part_groups
 from sweep.executors._ray import RayExecutor
 from sweep.runner._pass_executor import PassExecutor
 from sweep.runner._status import results_frame, verify_run
@@ -28,7 +27,6 @@ from tests.part_task_helpers import (
     audit_or_die_once,
     read_or_die_once,
     returns_or_die_once,
-    splits_or_die_once,
 )
 
 pytestmark = pytest.mark.ray
@@ -264,34 +262,6 @@ def test_a_report_driver_killed_mid_pass_reruns_to_the_same_report(run_dir, addr
 
 
 # --- sweep report: PBO's splits as Ray tasks ------------------------------------------------
-
-
-def _block_stats(n: int = 2_000, s: int = 12, seed: int = 3):
-    rng = np.random.default_rng(seed)
-    sums = rng.standard_normal((n, s)) * 0.05
-    return np.full(s, 40), sums, sums**2 + rng.uniform(0.5, 1.5, (n, s))
-
-
-def test_pbo_splits_on_ray_give_the_in_process_result(ray_backend):
-    counts, sums, sums_sq = _block_stats()
-    here = pbo_from_block_stats(counts, sums, sums_sq)
-    there = pbo_from_block_stats(counts, sums, sums_sq, run_splits=cscv_splits_on(ray_backend))
-    np.testing.assert_array_equal(there.best_in_sample, here.best_in_sample)
-    np.testing.assert_array_equal(there.relative_ranks, here.relative_ranks)
-    assert there.pbo == here.pbo
-
-
-def test_a_worker_killed_mid_pbo_is_retried(ray_backend, tmp_path):
-    marker = tmp_path / "killed-once"
-    counts, sums, sums_sq = _block_stats(seed=4)
-    dying = cscv_splits_on(ray_backend, body=splits_or_die_once, extra=(str(marker),))
-    retried = pbo_from_block_stats(counts, sums, sums_sq, run_splits=dying)
-    assert marker.exists(), "no task killed its worker"
-    here = pbo_from_block_stats(counts, sums, sums_sq)
-    np.testing.assert_array_equal(retried.logits, here.logits)
-
-
-# --- sweep report: the recomputed returns as Ray tasks ---------------------------------------
 
 
 def test_returns_recomputed_on_ray_are_the_in_process_returns(ray_backend):

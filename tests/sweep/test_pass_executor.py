@@ -82,7 +82,6 @@ def test_auto_runs_the_passes_on_a_local_cluster_when_it_is_predicted_faster(
             run_dir,
             FAST,
             auditor=passes.audit,
-            pbo_splits=passes.pbo_splits,
             recompute=passes.recompute,
         )
         assert ray.is_initialized() and ray.cluster_resources()["CPU"] == 2
