@@ -35,9 +35,8 @@ from numpy.typing import NDArray
 from stats import FoldSummary, NullSummary
 from sweep.common._range_set import RangeSet
 from sweep.engine._metrics import block_columns
-from sweep.errors import SweepError
 from sweep.report._axis_values import recorded_axes
-from sweep.report._config_scan import ConfigScan, Sample, SampleRule, ScanReducer, ScanSettings
+from sweep.report._config_scan import ConfigScan, ScanReducer, ScanSettings
 from sweep.report._options import ReportOptions
 from sweep.report._sweep_facts import REDUCED_COLUMNS, FactsReducer, SweepFacts
 from sweep.report._tested_configs import (
@@ -191,52 +190,6 @@ class RunData:
         names = list(self.owned) if parts is None else parts
         return self.mapper(body, self.store, names, (self.owned, *args))
 
-    def block_statistics_of(
-        self, sample: Sample
-    ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
-        """The PBO block counts, sums and sums of squares of a sample of the ok configs.
-
-        They are not held (``2 S + 1`` columns, half the table at S = 16): one pass over
-        the good parts (:meth:`map_counted`, here or as Ray tasks) reads each part's
-        counted ok configs the sample holds (its :class:`SampleRule`, three numbers, so
-        no list of configs travels), and their values are written into their place here.
-        The parts are taken in :data:`BLOCK_READ_WAVES` runs, so what comes back at once is
-        about that fraction of the sample, beside the result.
-
-        Returns
-        -------
-        counts : ndarray of int64, shape (n,)
-            Periods per block (``blk_n``), in the order of ``sample.grid_index``.
-        sums, sums_sq : ndarray of float64, shape (n, S)
-
-        Raises
-        ------
-        SweepError
-            The parts no longer hold the sample's configs (the folder changed).
-        """
-        wanted = sample.grid_index
-        sums_cols, sq_cols = block_columns(self.manifest.run_key.pbo_blocks)
-        counts = np.empty(len(wanted), dtype=np.int64)
-        sums = np.empty((len(wanted), len(sums_cols)))
-        sums_sq = np.empty((len(wanted), len(sq_cols)))
-        found = 0
-        args = (sample.rule, sums_cols, sq_cols)
-        names = list(self.owned)
-        waves = min(BLOCK_READ_WAVES, len(names))
-        for wave in range(waves):  # what comes back at once: about 1 / waves of the sample
-            parts = names[len(names) * wave // waves : len(names) * (wave + 1) // waves]
-            for group in self.map_counted(block_statistics_group, args, parts):
-                for index, part_counts, part_sums, part_sq in group:
-                    at = np.searchsorted(wanted, index)
-                    if index.size and (at.max() >= len(wanted) or (wanted[at] != index).any()):
-                        raise SweepError(_FOLDER_CHANGED)
-                    counts[at], sums[at], sums_sq[at] = part_counts, part_sums, part_sq
-                    found += int(index.size)
-        if found != len(wanted):
-            raise SweepError(_FOLDER_CHANGED)
-        pa.default_memory_pool().release_unused()
-        return counts, sums, sums_sq
-
     def _rows_of(
         self, wanted: NDArray[np.int64], columns: list[str]
     ) -> Iterator[tuple[pa.Table, NDArray[np.intp], NDArray[np.intp]]]:
@@ -307,56 +260,8 @@ class RunData:
         return float(self.manifest.metric_options["periods_per_year"])
 
 
-#: One part's rows of a PBO sample: grid indices, ``blk_n``, block sums, sums of squares.
-BlockRows = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]
-
-#: Runs of parts PBO's block statistics are read in, one after another (a bound on what
-#: comes back at once beside the result).
-BLOCK_READ_WAVES = 8
-
 #: A pass found other configs than the read before it.
 _FOLDER_CHANGED = "the run folder changed while the report read it: run sweep report again"
-
-
-def block_statistics_group(
-    location: str,
-    names: list[str],
-    owned: dict[str, RangeSet],
-    rule: SampleRule,
-    sums_cols: list[str],
-    sq_cols: list[str],
-) -> list[BlockRows]:
-    """The block statistics of the counted ok configs of some parts that ``rule`` holds.
-
-    A Ray task's body (:meth:`RunData.block_statistics_of`): per part, their grid indices,
-    ``blk_n`` and the ``S`` block sums and sums of squares, one row per config (left per
-    part, not concatenated: the caller writes each into place and drops it).
-    """
-    store = RunStore(location)
-    pieces: list[BlockRows] = []
-    for part, keep in counted_rows(store, names, owned, ["blk_n", *sums_cols, *sq_cols]):
-        index = part.column("grid_index").to_numpy()
-        rows = np.flatnonzero(keep)
-        rows = rows[rule.holds(index[rows])]
-        pieces.append(
-            (
-                index[rows].astype(np.int64),
-                part.column("blk_n").to_numpy()[rows].astype(np.int64),
-                _rows_of_columns(part, sums_cols, rows),
-                _rows_of_columns(part, sq_cols, rows),
-            )
-        )
-    return pieces
-
-
-def _rows_of_columns(
-    part: pa.Table, columns: list[str], rows: NDArray[np.intp]
-) -> NDArray[np.float64]:
-    """Some rows of some float columns as an array, shape ``(len(rows), len(columns))``."""
-    out = np.empty((len(rows), len(columns)))
-    for j, column in enumerate(columns):
-        out[:, j] = part.column(column).to_numpy()[rows]
-    return out
 
 
 def owner_of(owned: dict[str, RangeSet], positions: NDArray[np.int64]) -> NDArray[np.intp]:

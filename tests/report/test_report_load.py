@@ -96,27 +96,6 @@ def test_rows_read_back_are_the_whole_table_rows_in_the_order_asked(runs, name):
     pd.testing.assert_frame_equal(complete, expect)
 
 
-@pytest.mark.parametrize("name", ["complete", "resumed", "failing", "repeated"])
-@pytest.mark.parametrize("groups", [1, 4])
-def test_the_block_statistics_read_back_are_the_samples_rows(runs, tmp_path, name, groups):
-    run_dir = runs.get(name)
-    if run_dir is None:  # a batch written twice: its rows count once, in the first part
-        run_dir = tmp_path / "run"
-        shutil.copytree(runs["complete"], run_dir)
-        write_part(run_dir, batch_again(run_dir, part_files(run_dir)[1], 2, 5))
-    for pbo in (1_000, 17):  # every ok config; a sample of them
-        run = load_run(run_dir, settings=ScanSettings(pbo=pbo, seed=5), mapper=_in_groups(groups))
-        sample = run.scan.pbo
-        assert sample.sampled == (pbo == 17) and len(sample.grid_index) == min(pbo, run.scan.ok)
-        whole = _whole_table(run_dir).set_index("grid_index", drop=False)
-        back = whole.loc[sample.grid_index]
-        sums_cols, sq_cols = block_columns(run.manifest.run_key.pbo_blocks)
-        counts, sums, sums_sq = run.block_statistics_of(sample)
-        np.testing.assert_array_equal(counts, back["blk_n"].to_numpy())
-        np.testing.assert_array_equal(sums, back[sums_cols].to_numpy())
-        np.testing.assert_array_equal(sums_sq, back[sq_cols].to_numpy())
-
-
 def test_a_repeated_batch_counts_once(runs, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(runs["complete"], run_dir)
