@@ -249,3 +249,19 @@ def test_the_dask_jobqueue_example_runs_with_a_stand_in_cluster(tmp_path, monkey
     assert printed == results_hash(tmp_path / "run")
     sessions = RunStore(tmp_path / "run").read_manifest()["sessions"]
     assert sessions[-1]["executor"] == "dask"
+
+
+def test_plan_measures_a_dask_cluster_like_a_ray_one(dask_address):
+    from sweep import plan_sweep, resolve
+
+    found = plan_sweep(resolve(spec_from_dict(small_spec_dict())), address=dask_address)
+    cluster = found.cluster
+    assert cluster is not None and cluster.executor == "dask" and cluster.workers == 2
+    assert cluster.describe.kind == "dask" and cluster.describe.address == dask_address
+    assert cluster.per_config_seconds > 0 and cluster.overhead_seconds > 0
+    assert [(p.executor, p.wall.workers) for p in found.predictions] == [
+        ("local", 1),
+        ("dask", 1),
+        ("dask", 2),
+    ]
+    assert found.to_json()["format"] == "raysweep-plan-v2"
