@@ -210,3 +210,30 @@ def run_main(monkeypatch: Any, capsys: Any, *args: str | Path) -> tuple[int, str
     captured = capsys.readouterr()
     code = info.value.code
     return (code if isinstance(code, int) else 0), captured.out, captured.err
+
+
+@contextlib.contextmanager
+def loopback_dask_cluster(workers: int = 2) -> Iterator[str]:
+    """A local Dask cluster of one-thread worker processes on loopback only; its address.
+
+    No dashboard and no port 8787 held (the scheduler's HTTP routes on a free port), so a
+    test's own local cluster can start beside it.
+    """
+    import ipaddress
+
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+    )
+    try:
+        hosts = {w.get("host") for w in cluster.scheduler_info["workers"].values()}
+        assert all(ipaddress.ip_address(h).is_loopback for h in hosts), hosts
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()

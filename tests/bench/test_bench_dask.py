@@ -7,7 +7,6 @@ machine has CPUs, as ``sweep bench scaling`` does.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import statistics
@@ -19,7 +18,7 @@ from sweep.bench import AmortizationSettings, OverheadSettings, ScalingSettings,
 from sweep.bench._backend import bench_executor
 from sweep.errors import SweepError
 from sweep.store._bench_results import ScalingResult, bench_from_json
-from tests.helpers import small_spec_dict, write_spec
+from tests.helpers import loopback_dask_cluster, small_spec_dict, write_spec
 
 pytestmark = pytest.mark.dask
 
@@ -31,22 +30,10 @@ SPEC = small_spec_dict(strategy={"name": "tests.strategies_for_tests:SlowMomentu
 @pytest.fixture(scope="module")
 def dask_address():
     """A local Dask cluster of 2 one-thread worker processes on loopback; its address."""
-    from distributed import LocalCluster
-
     saved = os.environ.get("RAYSWEEP_TEST_SLEEP")
     os.environ["RAYSWEEP_TEST_SLEEP"] = str(SLEEP)
-    cluster = LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # 8787 left to the bench's own
-    )
-    hosts = {w.get("host") for w in cluster.scheduler_info["workers"].values()}
-    assert all(ipaddress.ip_address(h).is_loopback for h in hosts), hosts
-    yield cluster.scheduler_address
-    cluster.close()
+    with loopback_dask_cluster(2) as address:
+        yield address
     if saved is None:
         os.environ.pop("RAYSWEEP_TEST_SLEEP", None)
     else:

@@ -8,7 +8,6 @@ worker`` or dask-jobqueue would be; one test starts its own ``LocalCluster`` thr
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import signal
 import subprocess
@@ -26,7 +25,7 @@ from sweep.runner._pass_executor import PassExecutor
 from sweep.runner._status import verify_run
 from sweep.store._part_audit import audit_here
 from sweep.store._run_store import RunStore
-from tests.helpers import small_spec_dict, write_spec
+from tests.helpers import loopback_dask_cluster, small_spec_dict, write_spec
 from tests.part_task_helpers import audit_or_die_once
 
 pytestmark = [pytest.mark.dask, pytest.mark.slow]
@@ -44,21 +43,8 @@ def slow_doc() -> dict:
 @pytest.fixture(scope="module")
 def dask_address():
     """A local Dask cluster of 2 one-thread worker processes on loopback; its address."""
-    from distributed import LocalCluster
-
-    cluster = LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # no port 8787 held
-    )
-    address = cluster.scheduler_address
-    hosts = {w.get("host") for w in cluster.scheduler_info["workers"].values()}
-    assert all(ipaddress.ip_address(h).is_loopback for h in hosts), hosts
-    yield address
-    cluster.close()
+    with loopback_dask_cluster(2) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")
